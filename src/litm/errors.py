@@ -1,0 +1,49 @@
+"""Typed errors raised by litm.
+
+Every error a user can cause derives from :class:`LitmError`, so ``except LitmError`` catches all of
+them, and each also derives from the matching built-in (``ValueError``, ``TypeError``) so that code
+written against the standard library keeps working. Messages are one line and name the offending item.
+"""
+
+from __future__ import annotations
+
+
+class LitmError(Exception):
+    """Base class of every error litm raises on purpose."""
+
+
+class InvalidDocumentError(LitmError, TypeError):
+    """An item cannot be read as a document (``None``, wrong type, non-text content)."""
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class InvalidScoreError(LitmError, ValueError):
+    """A score is NaN, infinite or not a number, or scored and unscored items are mixed."""
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class DuplicateIdError(LitmError, ValueError):
+    """Two documents share an id while ids must be unique (ask for ``dedup="id"`` to merge them)."""
+
+    def __init__(self, message: str, *, doc_id: str, indices: tuple[int, int]) -> None:
+        super().__init__(message)
+        self.doc_id = doc_id
+        self.indices = indices
+
+
+class UnknownStrategyError(LitmError, ValueError):
+    """A placement strategy name is not registered."""
+
+
+class InvalidProfileError(LitmError, ValueError):
+    """A position profile is malformed (no points, positions outside [0, 1], bad weights)."""
+
+
+class InputFormatError(LitmError, ValueError):
+    """Input text (JSON Lines or a JSON array) cannot be parsed."""
