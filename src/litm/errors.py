@@ -47,3 +47,31 @@ class InvalidProfileError(LitmError, ValueError):
 
 class InputFormatError(LitmError, ValueError):
     """Input text (JSON Lines or a JSON array) cannot be parsed."""
+
+
+class PromptError(LitmError, ValueError):
+    """A prompt cannot be built or parsed (bad template, unknown format or language, malformed prompt)."""
+
+
+class ModelError(LitmError, RuntimeError):
+    """A model backend failed (server down, request rejected, bad response)."""
+
+
+class UnknownModelSpecError(LitmError, ValueError):
+    """A model spec string (``local``, ``openai:...``, ...) is not understood."""
+
+
+class ModelNotFoundError(LitmError, FileNotFoundError):
+    """A model file or model package is missing; the message names the install command."""
+
+
+class MissingDependencyError(LitmError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class ContextWindowExceededError(LitmError, ValueError):
+    """A prompt is longer than the model's context window."""
+
+
+class ContextBudgetExceeded(LitmError, ValueError):
+    """Even the smallest prompt (no documents) does not fit the token budget."""
