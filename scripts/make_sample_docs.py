@@ -22,7 +22,8 @@ def words(text: str) -> set[str]:
 
 
 def main(src: str) -> None:
-    rows = [json.loads(line) for line in gzip.open(src, "rt", encoding="utf-8")]
+    with gzip.open(src, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
     target = rows[QUESTION_INDEX]
     q = words(target["question"])
     answers = [a.lower() for a in target["answers"]]

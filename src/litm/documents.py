@@ -150,6 +150,19 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
         return Doc(text=item, id=_default_id(index))
     if isinstance(item, Mapping):
         return _from_mapping(item, index)
+    # LangChain Document: page_content + metadata, optional id (langchain-core >= 0.2.11). Checked first:
+    # it is the commonest input, and probing a pydantic model for missing attributes is slow.
+    if hasattr(item, "page_content"):
+        meta = dict(getattr(item, "metadata", None) or {})
+        raw_id = getattr(item, "id", None)
+        return Doc(
+            text=_text(item.page_content, label=label, index=index),
+            id=str(raw_id) if raw_id else _id_from_meta(meta, index),
+            score=_meta_score(meta, label, index),
+            title=_opt_str(meta.get("title")),
+            source=_opt_str(meta.get("source")),
+            metadata=meta,
+        )
     # LlamaIndex NodeWithScore: the text lives on the wrapped node, the score on the wrapper.
     if hasattr(item, "node") and hasattr(item, "score"):
         node = item.node
@@ -164,18 +177,6 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
             score=None if raw_score is None else check_score(raw_score, label=label, index=index),
             title=_opt_str(meta.get("title")),
             source=_opt_str(meta.get("source") or meta.get("file_name")),
-            metadata=meta,
-        )
-    # LangChain Document: page_content + metadata, optional id (langchain-core >= 0.2.11).
-    if hasattr(item, "page_content"):
-        meta = dict(getattr(item, "metadata", None) or {})
-        raw_id = getattr(item, "id", None)
-        return Doc(
-            text=_text(item.page_content, label=label, index=index),
-            id=str(raw_id) if raw_id else _id_from_meta(meta, index),
-            score=_meta_score(meta, label, index),
-            title=_opt_str(meta.get("title")),
-            source=_opt_str(meta.get("source")),
             metadata=meta,
         )
     # Haystack 2.x Document: content, id, score, meta.

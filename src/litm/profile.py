@@ -138,8 +138,22 @@ class PositionProfile:
         return [self._exact_weight(Fraction(i, n - 1)) for i in range(n)]
 
     def slot_weights(self, n: int) -> list[float]:
-        """Weights of ``n`` equally spaced slots, as floats."""
-        return [float(w) for w in self.exact_slot_weights(n)]
+        """Weights of ``n`` equally spaced slots, as floats (for reports; ordering uses exact weights)."""
+        if n <= 0:
+            return []
+        xs = [x for x, _ in self.points]
+        ws = [w for _, w in self.points]
+        out = []
+        for i in range(n):
+            x = 1.0 if n == 1 else i / (n - 1)
+            if x <= xs[0]:
+                out.append(ws[0])
+            elif x >= xs[-1]:
+                out.append(ws[-1])
+            else:
+                j = bisect.bisect_right(xs, x)
+                out.append(ws[j - 1] + (ws[j] - ws[j - 1]) * (x - xs[j - 1]) / (xs[j] - xs[j - 1]))
+        return out
 
     def slot_preference(self, n: int) -> list[int]:
         """Slot indices from most to least preferred (highest weight first, ties by ``tie_break``)."""

@@ -18,6 +18,8 @@ app = typer.Typer(
     help="Measure and beat the Lost-in-the-Middle effect in LLM and RAG prompts.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain click errors: a bad option is reported in one line, like every other input error.
+    rich_markup_mode=None,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -14,15 +14,16 @@ from litm.cli._input import load_input
 from litm.placement import DEFAULT_MIN_DOCS, STRATEGIES, place
 from litm.profile import PositionProfile
 
-StrategyName = Enum("StrategyName", {name: name for name in STRATEGIES}, type=str)  # type: ignore[misc]
+# Built from the registry so strategies registered by plugins before the CLI loads are offered too.
+StrategyName = StrEnum("StrategyName", {name: name for name in STRATEGIES})  # type: ignore[misc]
 
 
-class RankByOpt(str, Enum):
+class RankByOpt(StrEnum):
     input = "input"
     score = "score"
 
 
-class DedupOpt(str, Enum):
+class DedupOpt(StrEnum):
     id = "id"
     content = "content"
 

@@ -1,0 +1,59 @@
+"""Placement speed: litm against LangChain's LongContextReorder on the same input, in the same run.
+
+Reports, for 10, 100 and 10,000 documents, the median time of litm's ``place`` (pyramid, edges, langchain,
+profile with a measured-style profile) and of ``LongContextReorder.transform_documents``, as a ratio
+(litm / LangChain; below 1 means litm is faster). litm does more per call (validation, coercion, a plan with
+per-slot reasons), so the ratio is the price of that, measured rather than assumed.
+
+    .venv/bin/python benchmarks/bench_placement.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_community.document_transformers import LongContextReorder
+from langchain_core.documents import Document
+
+import litm
+from litm.profile import PositionProfile
+
+
+def median_time(fn: Callable[[], Any], repeat: int) -> float:
+    fn()  # warm-up: imports, caches
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    reorder = LongContextReorder()
+    measured = PositionProfile.from_weights([0.82, 0.61, 0.55, 0.58, 0.9], name="measured-like")
+    print(f"{'n':>6}  {'variant':<18} {'litm ms':>9} {'langchain ms':>13} {'ratio':>7}")
+    for n in (10, 100, 10_000):
+        docs = [Document(page_content=f"passage {i} " * 20, metadata={"score": 1 - i / n}) for i in range(n)]
+        base = median_time(lambda docs=docs: reorder.transform_documents(list(docs)), args.repeat)
+        variants: dict[str, Callable[[], Any]] = {
+            "langchain": lambda docs=docs: litm.place(docs, "langchain"),
+            "pyramid": lambda docs=docs: litm.place(docs, "pyramid"),
+            "edges": lambda docs=docs: litm.place(docs, "edges"),
+            "profile(measured)": lambda docs=docs: litm.place(docs, "profile", profile=measured),
+            "pyramid+score": lambda docs=docs: litm.place(docs, "pyramid", rank_by="score"),
+        }
+        for name, fn in variants.items():
+            t = median_time(fn, args.repeat)
+            print(f"{n:>6}  {name:<18} {t * 1e3:>9.3f} {base * 1e3:>13.3f} {t / base:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
