@@ -1,0 +1,202 @@
+"""The :class:`Prompt` value: one rendered prompt, available in every format.
+
+A prompt is rendered once into a system text and a user text (see :mod:`litm.prompt.builder`);
+:meth:`Prompt.render` wraps those two strings for a format, so the content is identical across
+formats. ``prompt.text`` is the plain-text form, the exact string a token gate should count for a
+base model; chat models count :meth:`Prompt.to_jinja` or :meth:`Prompt.to_chatml`.
+
+Example:
+    >>> from litm.prompt import build_prompt
+    >>> docs = ["Paris is in France.", "Rome is in Italy."]
+    >>> p = build_prompt(docs, "Where is Paris?", instruction="Use the documents.", recap=False)
+    >>> print(p.text)
+    Use the documents.
+    <BLANKLINE>
+    <document id="doc-1" position="1/2">
+    Paris is in France.
+    </document id="doc-1">
+    <BLANKLINE>
+    <document id="doc-2" position="2/2">
+    Rome is in Italy.
+    </document id="doc-2">
+    <BLANKLINE>
+    Question: Where is Paris?
+    Answer:
+    >>> p.messages("openai")[-1]["role"]
+    'user'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from litm.documents import Doc
+from litm.errors import PromptError
+from litm.plan import PlacementPlan
+from litm.prompt import formats as _formats
+from litm.prompt.chat_template import ChatTemplate
+from litm.prompt.escape import Neutralizer
+from litm.prompt.templates import PromptTemplate
+
+if TYPE_CHECKING:
+    from litm.prompt.parse import Citations, ParsedPrompt
+
+__all__ = ["DocBlock", "Prompt"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocBlock:
+    """Where one document sits in :attr:`Prompt.user`: ``user[start:end]`` is its whole block."""
+
+    id: str
+    slot: int
+    doc: Doc
+    middle: bool
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, eq=False)
+class Prompt:
+    """A built prompt. Read ``.text`` or call ``.messages(format)`` / ``.render(format)``.
+
+    ``system`` and ``user`` are the rendered (already neutralised) texts every format wraps;
+    ``answer_cue`` ends the plain-text form. ``question`` is the question as given, ``plan`` the
+    placement the documents follow, ``blocks`` where each document sits in ``user``.
+    """
+
+    system: str | None
+    user: str
+    answer_cue: str | None
+    question: str
+    plan: PlacementPlan
+    blocks: tuple[DocBlock, ...]
+    template: PromptTemplate
+    neutralizer: Neutralizer
+    chat_template: ChatTemplate | None = None
+    # Rebuilds the same prompt with more special tokens escaped (for a chat template given late).
+    _rebuild: Callable[[ChatTemplate], Prompt] | None = field(default=None, repr=False)
+
+    # -- views ------------------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The plain-text prompt (format ``text``): what a base model completes."""
+        return _formats.to_text(self.system, self.user, self.answer_cue)
+
+    @property
+    def documents(self) -> list[Doc]:
+        """The documents in prompt order."""
+        return [b.doc for b in self.blocks]
+
+    @property
+    def ids(self) -> list[str]:
+        """The document ids in prompt order."""
+        return [b.id for b in self.blocks]
+
+    def __str__(self) -> str:
+        return self.text
+
+    # -- formats ----------------------------------------------------------------------------------
+
+    def to_text(self) -> str:
+        """Same as :attr:`text`."""
+        return self.text
+
+    def to_openai(self) -> list[dict[str, str]]:
+        """OpenAI Chat Completions ``messages``."""
+        return _formats.to_openai(self.system, self.user)
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """Anthropic Messages API arguments: ``client.messages.create(model=..., **p.to_anthropic())``."""
+        return _formats.to_anthropic(self.system, self.user)
+
+    def to_chatml(self, *, add_generation_prompt: bool = True) -> str:
+        """A ChatML string ending with an open assistant turn."""
+        return _formats.to_chatml(self.system, self.user, add_generation_prompt=add_generation_prompt)
+
+    def to_jinja(self, chat_template: ChatTemplate | str | None = None, *, add_generation_prompt: bool = True) -> str:
+        """Render with a model's chat template (the builder's, or one given here).
+
+        A template given here goes through :meth:`with_chat_template` first, so its special tokens
+        are escaped too.
+        """
+        if chat_template is not None:
+            return self.with_chat_template(chat_template).to_jinja(add_generation_prompt=add_generation_prompt)
+        if self.chat_template is None:
+            raise PromptError(
+                "format 'jinja' needs a chat template (chat_template= in Python, --chat-template in the CLI)"
+            )
+        return _formats.to_jinja(
+            self.chat_template, self.system, self.user, add_generation_prompt=add_generation_prompt
+        )
+
+    def with_chat_template(self, chat_template: ChatTemplate | str) -> Prompt:
+        """This prompt bound to ``chat_template`` (for :meth:`to_jinja` and :meth:`parse`).
+
+        If the template treats a token as special that this prompt did not escape, and a document,
+        the question or the system text contains it, the prompt is rebuilt with that token escaped
+        as well; otherwise the content is unchanged. Building with ``chat_template=`` avoids this.
+        """
+        template = _as_chat_template(chat_template)
+        missing = [t for t in template.special_tokens() if not self.neutralizer.covers([t])]
+        probe = Neutralizer(missing, defaults=False)
+        if not any(probe.find_forgeries(s) for s in (self.system or "", self.user)):
+            return dataclasses.replace(self, chat_template=template)
+        if self._rebuild is None:
+            raise PromptError(
+                f"the chat template treats {missing[0]!r} as special and the prompt contains it; "
+                "build the prompt with chat_template= so it is escaped"
+            )
+        return self._rebuild(template)
+
+    def render(
+        self,
+        format: str = "text",
+        *,
+        chat_template: ChatTemplate | str | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str | list[dict[str, str]] | dict[str, Any]:
+        """The prompt in ``format``: a string for text/chatml/jinja, messages for openai/anthropic."""
+        fmt = _formats.check_format(format)
+        if fmt == "text":
+            return self.text
+        if fmt == "openai":
+            return self.to_openai()
+        if fmt == "anthropic":
+            return self.to_anthropic()
+        if fmt == "chatml":
+            return self.to_chatml(add_generation_prompt=add_generation_prompt)
+        return self.to_jinja(chat_template, add_generation_prompt=add_generation_prompt)
+
+    def messages(
+        self, format: str = "openai", *, chat_template: ChatTemplate | str | None = None
+    ) -> str | list[dict[str, str]] | dict[str, Any]:
+        """Same as :meth:`render`, defaulting to OpenAI messages."""
+        return self.render(format, chat_template=chat_template)
+
+    # -- reading back -------------------------------------------------------------------------------
+
+    def parse(self, rendered: object | None = None) -> ParsedPrompt:
+        """Parse a rendering of this prompt (default: :attr:`text`) back into its document blocks."""
+        from litm.prompt.parse import parse_prompt
+
+        return parse_prompt(self.text if rendered is None else rendered, template=self.template,
+                            neutralizer=self.neutralizer)
+
+    def citations(self, answer: str) -> Citations:
+        """The documents an answer cites (see :func:`~litm.prompt.parse.parse_citations`)."""
+        from litm.prompt.parse import parse_citations
+
+        return parse_citations(answer, self)
+
+
+def _as_chat_template(value: ChatTemplate | str) -> ChatTemplate:
+    if isinstance(value, ChatTemplate):
+        return value
+    if isinstance(value, str):
+        return ChatTemplate(value)
+    raise PromptError(f"chat_template must be a ChatTemplate or a template string, got {type(value).__name__}")

@@ -1,0 +1,184 @@
+"""Prompt wording: the labels and texts of a prompt, in English and Chinese, overridable without code.
+
+A :class:`PromptTemplate` holds every word litm puts into a prompt: the document tag and its
+attribute names (the anchors), the instruction, the middle-zone note, the citation recap, the
+question line and the completion cue. Texts are :meth:`str.format` templates with named fields
+(``{ids}``, ``{question}``); unknown fields are refused when the template is made, not when a prompt
+is rendered. Override any part with :meth:`PromptTemplate.replace`, or from a JSON file with
+:meth:`PromptTemplate.load` (keys are the field names, ``"lang"`` picks the base).
+
+The anchor *shape* is fixed (``<tag attr="value">`` ... ``</tag id="value">``) so that prompts can be
+parsed back and forged anchors escaped; only the names inside it are words you can change.
+
+Example:
+    >>> t = PromptTemplate.for_lang("en").replace(question="Q: {question}")
+    >>> t.question.format(question="why?")
+    'Q: why?'
+    >>> PromptTemplate.for_lang("zh").tag
+    '文档'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from litm.errors import PromptError
+
+__all__ = ["LANGS", "Lang", "PromptTemplate"]
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[str, ...] = ("en", "zh")
+
+# A tag or attribute name: a letter, then letters, digits, "_", "-", "." or ":" (XML-like, any script).
+_NAME = re.compile(r"[^\W\d_][\w.:-]*")
+
+# The format fields each text may use; anything else is a typo caught at construction.
+# ``instruction`` and ``answer_cue`` are plain text (braces are literal).
+_FIELDS: dict[str, frozenset[str]] = {
+    "middle_note": frozenset({"tag", "zone", "middle"}),
+    "recap": frozenset({"ids", "count"}),
+    "recap_id": frozenset({"id"}),
+    "question": frozenset({"question"}),
+}
+
+_NAME_FIELDS = ("tag", "id_attr", "position_attr", "score_attr", "title_attr", "source_attr", "zone_attr")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """Every word of a prompt. Build one with :meth:`for_lang`, then :meth:`replace` what you need.
+
+    Anchor names: ``tag`` (the document element), ``id_attr``, ``position_attr``, ``score_attr``,
+    ``title_attr``, ``source_attr``, ``zone_attr`` and ``middle`` (the zone value marking a
+    middle-zone document). Texts: ``instruction``; ``middle_note`` (appended to the instruction when a
+    document is marked); ``recap`` (``{ids}``: the recap ids joined by spaces, ``{count}``) with
+    ``recap_id`` (one id, ``{id}``); ``question`` (``{question}``); ``answer_cue`` (ends a plain-text
+    completion prompt; empty for none). ``lang`` records the base language.
+    """
+
+    lang: str = "en"
+    tag: str = "document"
+    id_attr: str = "id"
+    position_attr: str = "position"
+    score_attr: str = "score"
+    title_attr: str = "title"
+    source_attr: str = "source"
+    zone_attr: str = "zone"
+    middle: str = "middle"
+    instruction: str = (
+        "Answer the question using only the documents below. Each document opens with a header that "
+        "gives its id and closes with a tag naming the same id. Cite the ids of the documents you use "
+        "in square brackets, for example [id]."
+    )
+    middle_note: str = (
+        'Documents marked {zone}="{middle}" sit in the middle of the context, where facts are easiest '
+        "to miss: read them as carefully as the first and the last."
+    )
+    recap: str = "Documents above, for citations: {ids}"
+    recap_id: str = "[{id}]"
+    question: str = "Question: {question}"
+    answer_cue: str = "Answer:"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, str):
+                raise PromptError(f"template field {f.name!r} must be a string, got {type(value).__name__}")
+        for name in _NAME_FIELDS:
+            if not _NAME.fullmatch(getattr(self, name)):
+                raise PromptError(
+                    f"template field {name!r} must be a name (a letter, then letters, digits, _ - . :), "
+                    f"got {getattr(self, name)!r}"
+                )
+        names = [getattr(self, n) for n in _NAME_FIELDS[1:]]
+        if len(set(names)) != len(names):
+            raise PromptError(f"template attribute names must be distinct, got {names}")
+        for name, allowed in _FIELDS.items():
+            _check_fields(name, getattr(self, name), allowed)
+
+    @classmethod
+    def for_lang(cls, lang: str) -> PromptTemplate:
+        """The built-in template for ``lang`` (``"en"`` or ``"zh"``)."""
+        if lang == "en":
+            return cls()
+        if lang == "zh":
+            return _ZH
+        raise PromptError(f"unknown prompt language {lang!r}; choose from {', '.join(LANGS)}")
+
+    def replace(self, **changes: Any) -> PromptTemplate:
+        """A copy with ``changes`` applied (validated like a new template)."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise PromptError(f"unknown template field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, lang: str = "en") -> PromptTemplate:
+        """A template from a mapping: its ``lang`` key (else ``lang``) picks the base template, every
+        other key overrides a field."""
+        if not isinstance(data, Mapping):
+            raise PromptError(f"a prompt template must be a JSON object, got {type(data).__name__}")
+        base = cls.for_lang(str(data.get("lang", lang)))
+        return base.replace(**{k: v for k, v in data.items() if k != "lang"})
+
+    @classmethod
+    def load(cls, path: str | Path, *, lang: str = "en") -> PromptTemplate:
+        """Read a template from a JSON file (see :meth:`from_dict`)."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise PromptError(f"template file not found: {p}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise PromptError(f"cannot read template {p}: {exc}") from None
+        return cls.from_dict(data, lang=lang)
+
+    def to_dict(self) -> dict[str, str]:
+        """Every field, JSON-ready; :meth:`from_dict` reads it back."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def _check_fields(name: str, text: str, allowed: frozenset[str]) -> None:
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise PromptError(f"template field {name!r} is not a valid format string: {exc}") from None
+    for _, field, spec, conv in parsed:
+        if field is None:
+            continue
+        if field not in allowed or spec or conv:
+            hint = ", ".join("{" + a + "}" for a in sorted(allowed)) or "none (write {{ and }} for braces)"
+            raise PromptError(f"template field {name!r} uses {{{field}}}; allowed fields: {hint}")
+
+
+_ZH = PromptTemplate(
+    lang="zh",
+    tag="文档",
+    id_attr="编号",
+    position_attr="位置",
+    score_attr="相关度",
+    title_attr="标题",
+    source_attr="来源",
+    zone_attr="区域",
+    middle="中部",
+    instruction=(
+        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始，并以注明同一编号的结束标签结束。"  # noqa: RUF001
+        "请用方括号注明你所引用文档的编号，例如 [编号]。"  # noqa: RUF001
+    ),
+    middle_note=(
+        '标记为 {zone}="{middle}" 的文档位于上下文中部，'  # noqa: RUF001
+        "其中的信息最容易被忽略，请像对待首尾文档一样仔细阅读。"  # noqa: RUF001
+    ),
+    recap="以上文档的编号（供引用）：{ids}",  # noqa: RUF001
+    recap_id="[{id}]",
+    question="问题：{question}",  # noqa: RUF001
+    answer_cue="答案：",  # noqa: RUF001
+)
