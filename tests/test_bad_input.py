@@ -163,3 +163,11 @@ def test_cli_bad_option_values_exit_2() -> None:
     assert run_cli(["--strategy", "bogus"], "").returncode == 2
     assert run_cli(["--top-k", "-1"], "").returncode == 2
     assert run_cli(["--dedup", "title"], "").returncode == 2
+
+
+def test_jsonl_with_raw_line_separator_characters() -> None:
+    # U+2028 and U+0085 are legal raw inside JSON strings; only "\n" ends a JSON Lines record.
+    text = '{"id": "a", "text": "one\u2028two\u0085three"}\r\n{"id": "b", "text": "x"}\n'
+    proc = run_cli(["--strategy", "none"], text)
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(x)["text"] for x in proc.stdout.split("\n") if x] == ["one\u2028two\u0085three", "x"]

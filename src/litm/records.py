@@ -30,7 +30,8 @@ def parse_records(text: str, *, source: str = "input") -> list[Any]:
             raise InputFormatError(f"{source}: expected a JSON array or JSON Lines")
         return data
     records: list[Any] = []
-    for lineno, line in enumerate(stripped.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks on U+2028/U+0085, which JSON strings may hold raw.
+    for lineno, line in enumerate(stripped.split("\n"), start=1):
         if not line.strip():
             continue
         try:
