@@ -1,0 +1,50 @@
+"""Models behind one interface: the embedded offline default, any GGUF file, servers and APIs.
+
+Load a model from a spec string (the same strings work on the command line and in config files), then
+complete prompts and count tokens with the model's own tokenizer::
+
+    >>> from litm.models import load_model
+    >>> model = load_model("local")     # Gemma 3 270M, offline, assembled on first use  # doctest: +SKIP
+    >>> prompt = "Question: What is the capital of France?\\nAnswer:"
+    >>> model.complete(prompt, max_tokens=8, stop=["\\n"]).text                           # doctest: +SKIP
+    ' Paris'
+    >>> model.count_tokens(prompt)                                                       # doctest: +SKIP
+    13
+
+Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o-mini``,
+``openai-compatible:http://127.0.0.1:8080/v1@model-name``, ``anthropic:claude-...``; add more with
+:func:`register_backend`.
+"""
+
+from litm.models.anthropic_backend import AnthropicModel, AnthropicTokenizer
+from litm.models.base import Completion, Message, Model, Prompt, complete_many
+from litm.models.embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
+from litm.models.local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
+from litm.models.openai_backend import OpenAIModel
+from litm.models.spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
+
+__all__ = [
+    "EMBEDDED",
+    "AnthropicModel",
+    "AnthropicTokenizer",
+    "Completion",
+    "EmbeddedModel",
+    "LlamaTokenizer",
+    "LocalModel",
+    "Message",
+    "Model",
+    "ModelSpec",
+    "OpenAIModel",
+    "Prompt",
+    "ReuseMode",
+    "backends",
+    "cache_dir",
+    "complete_many",
+    "default_model_path",
+    "load_model",
+    "parse_spec",
+    "register_backend",
+    "smollm2_path",
+    "unload_all",
+    "unregister_backend",
+]

@@ -1,0 +1,263 @@
+"""``anthropic:MODEL`` through the official ``anthropic`` SDK.
+
+The key comes from ``api_key=`` or ``ANTHROPIC_API_KEY``; requests go only to Anthropic's API (or the
+``base_url`` you pass). System messages are sent as the ``system`` parameter, a plain string prompt as one
+user message. The API has no ``seed``, and the ``anthropic`` 2.x SDK no longer takes ``temperature``: it is
+sent only when the installed SDK accepts it, so repeatability is whatever the API gives.
+Retries with exponential backoff on connection errors, 408, 409, 429 and 5xx are the SDK's
+(``max_retries``); usage (input, output and cache-read tokens) is read from each response.
+
+Token counts use Anthropic's ``count_tokens`` endpoint when a key is configured (exact, chat overhead
+included; it sends the text to Anthropic, like a request would), otherwise an estimate of 3.5 characters
+per token marked ``exact=False``. Pass ``count_with_api=False`` to never send text just to count it.
+
+>>> model = AnthropicModel("claude-haiku-4-5", api_key=None, count_with_api=False)
+>>> model.context_window, model.tokenizer.exact
+(200000, False)
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError, PromptError
+from litm.models.base import Completion, Message, Model, Prompt, check_max_tokens, check_messages, check_prompt
+from litm.models.openai_backend import is_context_error
+
+_INSTALL = "pip install 'litm[anthropic]'"
+#: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
+CLAUDE_CONTEXT_WINDOW = 200_000
+_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+def _import_anthropic() -> Any:
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise MissingDependencyError(f"Anthropic models need the anthropic SDK: {_INSTALL}") from exc
+    return anthropic
+
+
+def split_system(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, str]]]:
+    """Anthropic's request shape: system messages joined into one ``system`` string, the rest in order.
+
+    >>> split_system([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
+    ('Be brief.', [{'role': 'user', 'content': 'Hi'}])
+    """
+    checked = check_messages(messages)
+    system = [m["content"] for m in checked if m["role"] == "system"]
+    turns = [{"role": m["role"], "content": m["content"]} for m in checked if m["role"] != "system"]
+    if not turns:
+        raise PromptError("Anthropic needs at least one user message besides the system prompt")
+    return ("\n\n".join(system) if system else None), turns
+
+
+class AnthropicTokenizer:
+    """Counts for an :class:`AnthropicModel`: the ``count_tokens`` endpoint, or a marked estimate."""
+
+    def __init__(self, model: AnthropicModel) -> None:
+        self._model = model
+        from litm.tokens import EstimateTokenizer  # litm.tokens imports litm.models: import late
+
+        self._estimate = EstimateTokenizer(label="estimate")
+
+    @property
+    def name(self) -> str:
+        return "anthropic:count_tokens" if self.exact else self._estimate.name
+
+    @property
+    def exact(self) -> bool:
+        return self._model.counts_with_api
+
+    def encode(self, text: str) -> list[int]:
+        raise ModelError("Anthropic does not publish its tokenizer: only counts are available")
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``; with the endpoint, as one user message (its small overhead included)."""
+        if not self.exact:
+            return self._estimate.count(text)
+        return self.count_messages([{"role": "user", "content": text}])
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        if not self.exact:
+            return self._estimate.count_messages(messages)
+        system, turns = split_system(messages)
+        kwargs: dict[str, Any] = {"model": self._model.name, "messages": turns}
+        if system is not None:
+            kwargs["system"] = system
+        client = self._model._client()
+        result = self._model._call(client.messages.count_tokens, **kwargs)
+        return int(result.input_tokens)
+
+
+class AnthropicModel(Model):
+    """A Claude model behind Anthropic's Messages API (see the module docstring).
+
+    Options: ``api_key``, ``base_url``, ``timeout``, ``max_retries``, ``concurrency``, ``context_window``,
+    ``count_with_api`` (None: when a key is configured), ``http_client`` (an ``httpx`` client).
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        spec: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 4,
+        context_window: int | None = None,
+        count_with_api: bool | None = None,
+        http_client: Any = None,
+    ) -> None:
+        if concurrency < 1 or max_retries < 0 or timeout <= 0:
+            raise ValueError("need concurrency >= 1, max_retries >= 0 and timeout > 0")
+        self.name = model
+        self.spec = spec or f"anthropic:{model}"
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.count_with_api = count_with_api
+        self._api_key = api_key
+        self._context_window = context_window
+        self._http_client = http_client
+        self._client_obj: Any = None
+        self._lock = threading.Lock()
+        self._tokenizer = AnthropicTokenizer(self)
+
+    @property
+    def where(self) -> str:
+        return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+
+    @property
+    def has_key(self) -> bool:
+        """Whether an API key is configured (``api_key=`` or ``ANTHROPIC_API_KEY``)."""
+        return bool(self._api_key or os.environ.get("ANTHROPIC_API_KEY"))
+
+    @property
+    def counts_with_api(self) -> bool:
+        """Whether token counts come from the ``count_tokens`` endpoint (exact) rather than an estimate."""
+        return self.has_key if self.count_with_api is None else (self.count_with_api and self.has_key)
+
+    def _client(self) -> Any:
+        with self._lock:
+            if self._client_obj is None:
+                anthropic = _import_anthropic()
+                if not self.has_key:
+                    raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
+                self._client_obj = anthropic.Anthropic(
+                    api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
+                    base_url=self.base_url,
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                    http_client=self._http_client,
+                )
+            return self._client_obj
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client_obj is not None:
+                self._client_obj.close()
+                self._client_obj = None
+
+    def _call(self, fn: Any, **kwargs: Any) -> Any:
+        anthropic = _import_anthropic()
+        try:
+            return fn(**kwargs)
+        except anthropic.APITimeoutError as exc:
+            raise ModelError(f"{self.where} did not answer within {self.timeout:g} s ({self.spec})") from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelError(f"cannot reach {self.where} ({exc}) ({self.spec})") from exc
+        except anthropic.AuthenticationError as exc:
+            raise ModelError(f"{self.where} rejected the API key (401); check ANTHROPIC_API_KEY ({self.spec})") from exc
+        except anthropic.APIStatusError as exc:
+            message = _error_message(exc)
+            if exc.status_code in (400, 413) and is_context_error(message):
+                raise ContextWindowExceededError(f"{self.spec}: {message}") from exc
+            raise ModelError(f"{self.where} answered HTTP {exc.status_code}: {message} ({self.spec})") from exc
+
+    @property
+    def context_window(self) -> int:
+        if self._context_window is not None:
+            return self._context_window
+        if self.name.startswith("claude"):
+            return CLAUDE_CONTEXT_WINDOW
+        raise ModelError(f"the context window of {self.name} is not known to litm: pass context_window=N")
+
+    @property
+    def tokenizer(self) -> AnthropicTokenizer:
+        return self._tokenizer
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        checked = check_prompt(prompt)
+        messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
+        return self._tokenizer.count_messages(messages)
+
+    def complete(
+        self,
+        prompt: Prompt,
+        *,
+        max_tokens: int = 64,
+        stop: Sequence[str] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Completion:
+        """Send one Messages request.
+
+        ``seed`` is accepted for interface symmetry and not sent (the API has none); ``temperature`` is sent
+        when the installed SDK still has the parameter (anthropic 2.x removed it from ``messages.create``).
+        """
+        check_max_tokens(max_tokens)
+        checked = check_prompt(prompt)
+        messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
+        system, turns = split_system(messages)
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": max_tokens, "messages": turns}
+        if system is not None:
+            kwargs["system"] = system
+        stops = [s for s in (stop or []) if s]
+        if stops:
+            kwargs["stop_sequences"] = stops
+        client = self._client()
+        if _accepts(client.messages.create, "temperature"):
+            kwargs["temperature"] = temperature
+        start = time.perf_counter()
+        resp = self._call(client.messages.create, **kwargs)
+        latency = time.perf_counter() - start
+        text = "".join(getattr(block, "text", "") for block in resp.content if getattr(block, "type", "") == "text")
+        usage = resp.usage
+        reason = str(resp.stop_reason or "stop")
+        return Completion(
+            text=text,
+            input_tokens=int(usage.input_tokens or 0),
+            output_tokens=int(usage.output_tokens or 0),
+            latency_s=latency,
+            finish_reason=_STOP_REASONS.get(reason, reason),
+            model=str(resp.model or self.name),
+            cached_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+        )
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    """Whether the installed SDK's ``fn`` takes the keyword ``name`` (recent SDKs dropped ``temperature``)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", None) or exc)

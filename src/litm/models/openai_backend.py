@@ -1,0 +1,305 @@
+"""``openai:MODEL`` and ``openai-compatible:URL@MODEL`` through the official ``openai`` SDK.
+
+* **OpenAI** (``openai:gpt-4o-mini``): the key comes from ``api_key=`` or ``OPENAI_API_KEY`` (and the
+  SDK honours ``OPENAI_BASE_URL``). A plain string prompt is sent as one user message.
+* **OpenAI-compatible servers** (vLLM, llama.cpp's ``llama-server`` or ``python -m llama_cpp.server``,
+  Ollama, LM Studio): requests go only to the URL in the spec. The key is ``api_key=``, else
+  ``OPENAI_API_KEY``, else the placeholder ``sk-no-key`` that local servers accept. A plain string prompt
+  goes to ``/completions`` unchanged, so a base model sees exactly the text; messages go to
+  ``/chat/completions`` and the server applies its model's chat template.
+
+Timeouts and retries are the SDK's: ``max_retries`` retries with exponential backoff (0.5 s doubling, up to
+8 s, honouring ``Retry-After``) on connection errors, 408, 409, 429 and 5xx. Token usage is read from each
+response. Failures become typed errors: a server that is down is a :class:`~litm.errors.ModelError`
+naming the URL, an over-long prompt a :class:`~litm.errors.ContextWindowExceededError`.
+
+>>> model = OpenAIModel("qwen2.5", base_url="http://127.0.0.1:8080/v1", compatible=True)
+>>> model.remote, model.base_url
+(True, 'http://127.0.0.1:8080/v1')
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError
+from litm.models.base import Completion, Model, Prompt, check_max_tokens, check_prompt
+
+if TYPE_CHECKING:
+    from litm.tokens import Tokenizer
+
+_INSTALL = "pip install 'litm[openai]'"
+#: Context windows published by OpenAI (prefix match, most specific first); ``context_window=`` overrides.
+OPENAI_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4-32k", 32_768),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("gpt-5", 400_000),
+    ("o1-mini", 128_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+)
+_CONTEXT_ERROR = re.compile(r"context[ _](length|window)|maximum context|prompt is too long|too many tokens", re.I)
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise MissingDependencyError(f"OpenAI and OpenAI-compatible models need the openai SDK: {_INSTALL}") from exc
+    return openai
+
+
+def is_context_error(message: str, code: object = None) -> bool:
+    """True when an API error says the prompt does not fit the context window."""
+    return code == "context_length_exceeded" or bool(_CONTEXT_ERROR.search(message))
+
+
+class OpenAIModel(Model):
+    """A model behind the OpenAI API or an OpenAI-compatible server (see the module docstring).
+
+    Options: ``timeout`` (seconds per request), ``max_retries``, ``concurrency`` (parallel requests in
+    :func:`~litm.models.complete_many`), ``context_window`` (else OpenAI's published size, or what the
+    server reports at ``/models``: vLLM's ``max_model_len``, llama.cpp's ``n_ctx_train``), ``tokenizer``
+    (a spec such as ``"local:/same/model.gguf"`` or a Tokenizer, for exact counts on a server),
+    ``string_prompts`` (``"completions"`` or ``"chat"``), ``http_client`` (an ``httpx`` client for proxies
+    or tests).
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        spec: str | None = None,
+        base_url: str | None = None,
+        compatible: bool = False,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 4,
+        context_window: int | None = None,
+        tokenizer: str | Tokenizer | None = None,
+        string_prompts: Literal["completions", "chat"] | None = None,
+        http_client: Any = None,
+    ) -> None:
+        if compatible and not base_url:
+            raise ValueError("an OpenAI-compatible model needs base_url")
+        if concurrency < 1 or max_retries < 0 or timeout <= 0:
+            raise ValueError("need concurrency >= 1, max_retries >= 0 and timeout > 0")
+        self.name = model
+        self.compatible = compatible
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.spec = spec or (f"openai-compatible:{self.base_url}@{model}" if compatible else f"openai:{model}")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.string_prompts = string_prompts or ("completions" if compatible else "chat")
+        self._api_key = api_key
+        self._context_window = context_window
+        self._tokenizer_option = tokenizer
+        self._tokenizer: Tokenizer | None = None
+        self._http_client = http_client
+        self._client_obj: Any = None
+        self._lock = threading.Lock()
+
+    # -- client ------------------------------------------------------------------------------------
+    @property
+    def where(self) -> str:
+        """The endpoint requests go to, for error messages."""
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+
+    def _client(self) -> Any:
+        with self._lock:
+            if self._client_obj is None:
+                openai = _import_openai()
+                key = self._api_key or os.environ.get("OPENAI_API_KEY")
+                if not key and self.compatible:
+                    key = "sk-no-key"  # local servers ignore the key, but the SDK requires one
+                if not key:
+                    raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
+                self._client_obj = openai.OpenAI(
+                    api_key=key,
+                    base_url=self.base_url,
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                    http_client=self._http_client,
+                )
+            return self._client_obj
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client_obj is not None:
+                self._client_obj.close()
+                self._client_obj = None
+
+    def _call(self, fn: Any, **kwargs: Any) -> Any:
+        """Run one SDK call and turn its exceptions into litm's typed errors."""
+        openai = _import_openai()
+        try:
+            return fn(**kwargs)
+        except openai.APITimeoutError as exc:
+            raise ModelError(f"{self.where} did not answer within {self.timeout:g} s ({self.spec})") from exc
+        except openai.APIConnectionError as exc:
+            raise ModelError(f"cannot reach {self.where} ({exc}); is the server running? ({self.spec})") from exc
+        except openai.AuthenticationError as exc:
+            raise ModelError(f"{self.where} rejected the API key (401); check OPENAI_API_KEY ({self.spec})") from exc
+        except openai.APIStatusError as exc:
+            message = _error_message(exc)
+            if exc.status_code in (400, 413, 422) and is_context_error(message, _error_code(exc)):
+                raise ContextWindowExceededError(f"{self.spec}: {message}") from exc
+            raise ModelError(f"{self.where} answered HTTP {exc.status_code}: {message} ({self.spec})") from exc
+
+    # -- facts -------------------------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            # litm.tokens imports litm.models, so it is imported here rather than at module level.
+            from litm.tokens import TiktokenTokenizer, openai_tokenizer
+
+            option = self._tokenizer_option
+            if isinstance(option, str):
+                from litm.models.spec import load_model
+
+                self._tokenizer = load_model(option).tokenizer
+            elif option is not None:
+                self._tokenizer = option
+            elif self.compatible:
+                self._tokenizer = TiktokenTokenizer(
+                    "cl100k_base", exact=False, note="the served model's tokenizer is unknown; pass tokenizer="
+                )
+            else:
+                self._tokenizer = openai_tokenizer(self.name)
+        return self._tokenizer
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        checked = check_prompt(prompt)
+        if isinstance(checked, str) and self.string_prompts == "chat":
+            return self.tokenizer.count_messages([{"role": "user", "content": checked}])
+        return super().count_tokens(checked)
+
+    @property
+    def context_window(self) -> int:
+        if self._context_window is None:
+            self._context_window = self._known_context_window()
+        return self._context_window
+
+    def _known_context_window(self) -> int:
+        if not self.compatible:
+            for prefix, size in OPENAI_CONTEXT_WINDOWS:
+                if self.name.startswith(prefix):
+                    return size
+            raise ModelError(f"the context window of {self.name} is not known to litm: pass context_window=N")
+        listing = self._call(self._client().models.list)
+        for entry in getattr(listing, "data", []):
+            info = entry.model_dump() if hasattr(entry, "model_dump") else dict(entry)
+            if info.get("id") != self.name and len(listing.data) > 1:
+                continue
+            meta = info.get("meta") or {}
+            for value in (info.get("max_model_len"), info.get("context_length"), meta.get("n_ctx_train")):
+                if isinstance(value, int) and value > 0:
+                    return value
+        raise ModelError(
+            f"{self.where} does not report the context window of {self.name}: pass context_window=N"
+        )
+
+    # -- generation --------------------------------------------------------------------------------
+    def complete(
+        self,
+        prompt: Prompt,
+        *,
+        max_tokens: int = 64,
+        stop: Sequence[str] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Completion:
+        """Send one request; greedy by default. Usage comes from the response's ``usage`` block."""
+        check_max_tokens(max_tokens)
+        checked = check_prompt(prompt)
+        self._precheck(checked, max_tokens)
+        client = self._client()
+        stops = [s for s in (stop or []) if s] or None
+        start = time.perf_counter()
+        if isinstance(checked, str) and self.string_prompts == "completions":
+            resp = self._call(
+                client.completions.create,
+                model=self.name,
+                prompt=checked,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stop=stops,
+                seed=seed,
+            )
+            choice = resp.choices[0]
+            text = choice.text or ""
+        else:
+            messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
+            # OpenAI's own API replaced max_tokens with max_completion_tokens; servers know max_tokens.
+            limit = {"max_tokens" if self.compatible else "max_completion_tokens": max_tokens}
+            resp = self._call(
+                client.chat.completions.create,
+                model=self.name,
+                messages=messages,
+                temperature=temperature,
+                stop=stops,
+                seed=seed,
+                **limit,
+            )
+            choice = resp.choices[0]
+            text = (choice.message.content if choice.message is not None else None) or ""
+        latency = time.perf_counter() - start
+        usage = getattr(resp, "usage", None)
+        if usage is not None:
+            input_tokens, output_tokens = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = int(getattr(details, "cached_tokens", 0) or 0)
+        else:  # a few servers omit usage: count with our tokenizer instead of reporting zero
+            input_tokens, output_tokens, cached = self.count_tokens(checked), self.tokenizer.count(text), 0
+        return Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            latency_s=latency,
+            finish_reason=str(choice.finish_reason or "stop"),
+            model=str(getattr(resp, "model", None) or self.name),
+            cached_tokens=cached,
+        )
+
+    def _precheck(self, prompt: str | list[dict[str, str]], max_tokens: int) -> None:
+        """Refuse an over-long prompt before sending it, when both the window and the count are exact."""
+        if self._context_window is None or not self.tokenizer.exact:
+            return
+        used = self.count_tokens(prompt)
+        if used + max_tokens > self._context_window:
+            raise ContextWindowExceededError(
+                f"prompt of {used} tokens plus max_tokens={max_tokens} exceeds the "
+                f"{self._context_window}-token context window of {self.spec}"
+            )
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _error_code(exc: Any) -> object:
+    code = getattr(exc, "code", None)
+    if code:
+        return code
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    return inner.get("code") if isinstance(inner, dict) else None

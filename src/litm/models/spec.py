@@ -1,0 +1,192 @@
+"""Model spec strings, the same in Python, on the command line and in config files.
+
+==========================================================  ===============================================
+spec                                                        model
+==========================================================  ===============================================
+``local``                                                   the embedded default (Gemma 3 270M, offline)
+``local:smollm2``, ``local:gemma3-270m``                    another embedded model, by alias
+``local:/path/model.gguf``                                  any GGUF file (``~`` and relative paths work)
+``openai:gpt-4o-mini``                                      OpenAI (key from ``OPENAI_API_KEY``)
+``openai-compatible:http://127.0.0.1:8080/v1@model-name``   vLLM, llama.cpp server, Ollama, LM Studio, ...
+``anthropic:claude-haiku-4-5``                              Anthropic (key from ``ANTHROPIC_API_KEY``)
+==========================================================  ===============================================
+
+More schemes can be added with :func:`register_backend`::
+
+    >>> parse_spec("openai-compatible:http://127.0.0.1:8080/v1@qwen2.5")
+    ModelSpec(scheme='openai-compatible', target='qwen2.5', base_url='http://127.0.0.1:8080/v1')
+    >>> parse_spec("local")
+    ModelSpec(scheme='local', target='', base_url=None)
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from litm.errors import UnknownModelSpecError
+from litm.models.base import Model
+from litm.models.embedded import DEFAULT_ALIAS, EMBEDDED
+
+SPEC_FORMS = (
+    "local, local:ALIAS, local:/path/model.gguf, openai:MODEL, "
+    "openai-compatible:http://HOST:PORT/v1@MODEL, anthropic:MODEL"
+)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed spec: ``scheme``, ``target`` (alias, path or model id) and, for servers, ``base_url``."""
+
+    scheme: str
+    target: str
+    base_url: str | None = None
+
+    def __str__(self) -> str:
+        if self.scheme == "local" and not self.target:
+            return "local"
+        if self.base_url is not None:
+            return f"{self.scheme}:{self.base_url}@{self.target}"
+        return f"{self.scheme}:{self.target}"
+
+    @property
+    def is_path(self) -> bool:
+        """True for ``local:`` specs that name a file rather than an embedded alias."""
+        return self.scheme == "local" and bool(self.target) and self.target not in EMBEDDED
+
+
+BackendFactory = Callable[..., Model]
+"""``factory(spec: ModelSpec, **options) -> Model``."""
+
+_BACKENDS: dict[str, BackendFactory] = {}
+_LOCK = threading.Lock()
+_SCHEME = re.compile(r"^[a-z][a-z0-9.+-]*$")
+
+
+def register_backend(scheme: str, factory: BackendFactory, *, replace: bool = False) -> None:
+    """Make ``scheme:...`` specs load through ``factory(spec, **options)``.
+
+    >>> register_backend("echo", lambda spec, **opts: EchoModel(spec.target))   # doctest: +SKIP
+    >>> load_model("echo:hello")                                                 # doctest: +SKIP
+    """
+    if not _SCHEME.match(scheme):
+        raise ValueError(f"a backend scheme is lower-case letters, digits, '.', '+', '-': {scheme!r}")
+    with _LOCK:
+        if scheme in _BACKENDS and not replace:
+            raise ValueError(f"backend {scheme!r} is already registered (pass replace=True)")
+        _BACKENDS[scheme] = factory
+
+
+def unregister_backend(scheme: str) -> None:
+    """Remove a registered scheme (missing ones are ignored)."""
+    with _LOCK:
+        _BACKENDS.pop(scheme, None)
+
+
+def backends() -> list[str]:
+    """Registered spec schemes, built-ins first."""
+    with _LOCK:
+        return list(_BACKENDS)
+
+
+def _looks_like_path(target: str) -> bool:
+    return "/" in target or "\\" in target or target.startswith(("~", ".")) or target.lower().endswith(".gguf")
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    """Parse a spec string; raises :class:`~litm.errors.UnknownModelSpecError` naming the accepted forms."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise UnknownModelSpecError(f"empty model spec; expected one of: {SPEC_FORMS}")
+    text = spec.strip()
+    scheme, sep, target = text.partition(":")
+    scheme = scheme.lower()
+    if not sep and scheme != "local":
+        raise UnknownModelSpecError(f"unknown model spec {text!r}; expected one of: {SPEC_FORMS}")
+    if scheme not in backends():
+        raise UnknownModelSpecError(
+            f"unknown model backend {scheme!r} in {text!r}; registered: {', '.join(backends())}"
+        )
+    target = target.strip()
+    if scheme == "local":
+        if sep and not target:
+            raise UnknownModelSpecError(f"{text!r} names no model; use 'local' or local:PATH/ALIAS")
+        if target and target not in EMBEDDED and not _looks_like_path(target):
+            raise UnknownModelSpecError(
+                f"unknown local model {target!r}: give a path to a .gguf file or one of the embedded "
+                f"aliases {', '.join(EMBEDDED)}"
+            )
+        return ModelSpec("local", "" if target == DEFAULT_ALIAS else target)
+    if scheme == "openai-compatible":
+        url, at, model = target.rpartition("@")
+        if not at or not model.strip() or not re.match(r"^https?://[^/\s]+", url):
+            raise UnknownModelSpecError(
+                f"{text!r}: expected openai-compatible:http://HOST:PORT/v1@MODEL (URL, '@', model name)"
+            )
+        return ModelSpec(scheme, model.strip(), url.rstrip("/"))
+    if not target:
+        raise UnknownModelSpecError(f"{text!r} names no model; expected {scheme}:MODEL")
+    return ModelSpec(scheme, target)
+
+
+def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model:
+    """A :class:`Model` for ``spec``; ``options`` go to the backend (see each backend's class).
+
+    Local models: ``n_ctx``, ``n_threads``, ``reuse_prefix``, ``flash_attn``. Remote models: ``timeout``,
+    ``max_retries``, ``concurrency``, ``context_window``, ``api_key``; OpenAI-compatible also
+    ``tokenizer`` (e.g. ``"local:/same/model.gguf"`` for exact counts). A :class:`Model` passes through.
+    Nothing is sent over the network until the first request.
+
+    >>> load_model("openai:gpt-4o-mini", timeout=30).name
+    'gpt-4o-mini'
+    """
+    if isinstance(spec, Model):
+        if options:
+            raise TypeError("options apply only when loading a model from a spec string")
+        return spec
+    parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
+    with _LOCK:
+        factory = _BACKENDS.get(parsed.scheme)
+    if factory is None:
+        raise UnknownModelSpecError(f"unknown model backend {parsed.scheme!r}; registered: {', '.join(backends())}")
+    return factory(parsed, **options)
+
+
+# -- built-in backends (their modules import optional SDKs lazily) --------------------------------------
+def _local(spec: ModelSpec, **options: Any) -> Model:
+    from litm.models.embedded import resolve_alias
+    from litm.models.local import LocalModel
+
+    if spec.is_path:
+        return LocalModel(spec.target, spec=str(spec), **options)
+    path = resolve_alias(spec.target)
+    return LocalModel(path, spec=str(spec), name=EMBEDDED[spec.target or DEFAULT_ALIAS].alias, **options)
+
+
+def _openai(spec: ModelSpec, **options: Any) -> Model:
+    from litm.models.openai_backend import OpenAIModel
+
+    return OpenAIModel(spec.target, spec=str(spec), **options)
+
+
+def _openai_compatible(spec: ModelSpec, **options: Any) -> Model:
+    from litm.models.openai_backend import OpenAIModel
+
+    return OpenAIModel(spec.target, base_url=spec.base_url, compatible=True, spec=str(spec), **options)
+
+
+def _anthropic(spec: ModelSpec, **options: Any) -> Model:
+    from litm.models.anthropic_backend import AnthropicModel
+
+    return AnthropicModel(spec.target, spec=str(spec), **options)
+
+
+for _scheme, _factory in (
+    ("local", _local),
+    ("openai", _openai),
+    ("openai-compatible", _openai_compatible),
+    ("anthropic", _anthropic),
+):
+    register_backend(_scheme, _factory)
