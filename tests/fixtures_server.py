@@ -31,8 +31,13 @@ SERVER_ALIAS = "smollm2"
 class Server:
     base_url: str
     model_path: Path
+    log_path: Path
     alias: str = SERVER_ALIAS
     n_ctx: int = SERVER_N_CTX
+
+    def requests_seen(self, path: str) -> int:
+        """How many requests for ``path`` the server has logged so far (uvicorn's access log)."""
+        return sum(1 for line in self.log_path.read_text(errors="replace").splitlines() if f"POST {path} " in line)
 
     @property
     def spec(self) -> str:
@@ -82,7 +87,7 @@ def llama_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         _wait_ready(base_url, proc, timeout=60)
-        yield Server(base_url=base_url, model_path=model)
+        yield Server(base_url=base_url, model_path=model, log_path=log)
     except RuntimeError as exc:
         raise RuntimeError(f"{exc}; log:\n{log.read_text(errors='replace')[-2000:]}") from exc
     finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures_server import Server, free_port, llama_server_fixture  # noqa: F401  (registers the fixture)
+from fixtures_server import Server, free_port
 from litm.errors import ContextWindowExceededError, ModelError
 from litm.models import OpenAIModel, complete_many, load_model
 

@@ -74,4 +74,25 @@ class ContextWindowExceededError(LitmError, ValueError):
 
 
 class ContextBudgetExceeded(LitmError, ValueError):
-    """Even the smallest prompt (no documents) does not fit the token budget."""
+    """A prompt does not fit its token budget, and nothing litm may drop would make it fit.
+
+    Carries the numbers a caller needs to act: ``prompt_tokens`` (what was asked for), ``budget``
+    (the input-token budget after reserving output tokens), ``floor`` (the tokens of the prompt with
+    every droppable part removed: system, instructions and question alone) and ``advice``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int,
+        budget: int,
+        floor: int | None = None,
+        advice: str = "",
+    ) -> None:
+        full = f"{message} ({advice})" if advice else message
+        super().__init__(full)
+        self.prompt_tokens = prompt_tokens
+        self.budget = budget
+        self.floor = floor
+        self.advice = advice

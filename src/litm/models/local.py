@@ -29,6 +29,7 @@ Choices, each measured on a 2-core CPU (see ``benchmarks/bench_models.py``):
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
@@ -186,6 +187,11 @@ def unload_all() -> None:
     for slot in slots:
         with slot.lock:
             slot.unload()
+
+
+# Free models before the interpreter tears modules down: llama-cpp-python's finalisers otherwise run after
+# its C bindings are gone and print "TypeError: 'NoneType' object is not callable" at exit.
+atexit.register(unload_all)
 
 
 class LlamaTokenizer:

@@ -1,0 +1,79 @@
+"""``litm fit``: fit ranked documents into a token budget (fitted prompt on stdout, drop list on stderr)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum, StrEnum
+from pathlib import Path
+
+import typer
+
+from litm.budget import fit
+from litm.cli import app
+from litm.cli._input import load_input
+from litm.errors import ContextBudgetExceeded
+from litm.placement import STRATEGIES
+from litm.prompt import FORMATS, LANGS, PromptBuilder
+from litm.tokens import get_tokenizer
+
+FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS if n != "jinja"}, type=str)  # type: ignore[misc]
+LangOpt = Enum("LangOpt", {n: n for n in LANGS}, type=str)  # type: ignore[misc]
+StrategyOpt = Enum("StrategyOpt", {name: name for name in STRATEGIES}, type=str)  # type: ignore[misc]
+
+
+class RankByOpt(StrEnum):
+    input = "input"
+    score = "score"
+
+
+@app.command("fit")
+def fit_cmd(
+    path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
+    budget: int = typer.Option(..., "--budget", "-b", min=1, help="max_input_tokens for the whole prompt."),
+    model: str = typer.Option("local", "--model", "-m", help="Model spec whose tokenizer counts (e.g. local)."),
+    question: str = typer.Option(..., "--question", "-q", help="The question."),
+    reserve: int = typer.Option(0, "--reserve", min=0, help="Tokens reserved for the answer."),
+    fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Count and print in this format."),
+    lang: LangOpt = typer.Option("en", "--lang", help="Language of the prompt's labels."),
+    strategy: StrategyOpt = typer.Option("pyramid", "--strategy", "-s", help="Placement, re-applied after trimming."),
+    rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
+    truncate: bool = typer.Option(False, "--truncate", help="Cut the best dropped document at a sentence end."),
+    system: str | None = typer.Option(None, "--system", help="System text (counted)."),
+    no_scores: bool = typer.Option(False, "--no-scores", help="Leave relevance scores out of the headers."),
+    middle_marker: bool = typer.Option(False, "--middle-marker", help="Mark documents in the middle zone."),
+) -> None:
+    """Trim the lowest-ranked documents until the full prompt fits the budget, then print it.
+
+    Exit code 2 (with the numbers) when even the prompt without documents does not fit.
+    Example: litm fit --budget 2000 --model local -q "who won?" --rank-by score < docs.jsonl
+    """
+    records = load_input(path)
+    builder = PromptBuilder(
+        lang=str(lang.value), strategy=str(strategy.value), scores=not no_scores, middle_marker=middle_marker,
+        system=system,
+    )
+    tokenizer = get_tokenizer(model)
+    try:
+        result = fit(
+            records, question, builder, tokenizer, budget, reserve,
+            format=str(fmt.value), rank_by=rank_by.value, truncate=truncate,
+        )  # fmt: skip
+    except ContextBudgetExceeded as err:
+        typer.echo(
+            f"litm: error: budget {err.budget} tokens < floor {err.floor} tokens (prompt with no documents; "
+            f"all documents: {err.prompt_tokens}); {err.advice}",
+            err=True,
+        )
+        raise typer.Exit(code=2) from None
+    rendered = result.prompt.text if fmt.value == "text" else result.prompt.messages(str(fmt.value))
+    sys.stdout.write(rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False, indent=2))
+    sys.stdout.write("\n")
+    approx = "" if getattr(tokenizer, "exact", True) else " (approximate count)"
+    typer.echo(
+        f"litm fit: {result.tokens}/{result.budget} tokens{approx}, kept {len(result.kept)}, "
+        f"dropped {len(result.dropped)}" + (f", truncated {result.truncated}" if result.truncated else ""),
+        err=True,
+    )
+    for doc in result.dropped:
+        typer.echo(f"dropped {doc.id}", err=True)
