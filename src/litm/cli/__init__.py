@@ -42,7 +42,10 @@ def _root(
 
 # Command modules register themselves on import; keep one line per module.
 from litm.cli import demo as _demo  # noqa: E402,F401
+from litm.cli import fit as _fit  # noqa: E402,F401
+from litm.cli import models as _models  # noqa: E402,F401
 from litm.cli import place as _place  # noqa: E402,F401
+from litm.cli import prompt as _prompt  # noqa: E402,F401
 
 
 def fail(message: str) -> typer.Exit:
