@@ -200,7 +200,9 @@ def test_openai_request_shape_and_usage() -> None:
 
 
 def test_openai_compatible_sends_strings_to_completions_with_max_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # The user's OpenAI key must not leak to a third-party server.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-secret")
+    monkeypatch.delenv("LITM_COMPATIBLE_API_KEY", raising=False)
     body = {"id": "c", "object": "text_completion", "created": 0, "model": "m",
             "choices": [{"index": 0, "text": " Paris", "finish_reason": "length", "logprobs": None}],
             "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}}  # fmt: skip

@@ -4,7 +4,8 @@
   SDK honours ``OPENAI_BASE_URL``). A plain string prompt is sent as one user message.
 * **OpenAI-compatible servers** (vLLM, llama.cpp's ``llama-server`` or ``python -m llama_cpp.server``,
   Ollama, LM Studio): requests go only to the URL in the spec. The key is ``api_key=``, else
-  ``OPENAI_API_KEY``, else the placeholder ``sk-no-key`` that local servers accept. A plain string prompt
+  ``LITM_COMPATIBLE_API_KEY``, else the placeholder ``sk-no-key`` that local servers accept. The user's
+  ``OPENAI_API_KEY`` is never sent to a third-party URL. A plain string prompt
   goes to ``/completions`` unchanged, so a base model sees exactly the text; messages go to
   ``/chat/completions`` and the server applies its model's chat template.
 
@@ -29,6 +30,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError
 from litm.models.base import Completion, Model, Prompt, check_max_tokens, check_prompt
+
+#: Environment variable holding the key for ``openai-compatible:`` servers.
+COMPATIBLE_KEY_ENV = "LITM_COMPATIBLE_API_KEY"
 
 if TYPE_CHECKING:
     from litm.tokens import Tokenizer
@@ -123,9 +127,13 @@ class OpenAIModel(Model):
         with self._lock:
             if self._client_obj is None:
                 openai = _import_openai()
-                key = self._api_key or os.environ.get("OPENAI_API_KEY")
-                if not key and self.compatible:
-                    key = "sk-no-key"  # local servers ignore the key, but the SDK requires one
+                key: str | None
+                if self.compatible:
+                    # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
+                    # placeholder (local servers ignore the key, but the SDK requires one).
+                    key = self._api_key or os.environ.get(COMPATIBLE_KEY_ENV) or "sk-no-key"
+                else:
+                    key = self._api_key or os.environ.get("OPENAI_API_KEY")
                 if not key:
                     raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
                 self._client_obj = openai.OpenAI(
