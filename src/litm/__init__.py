@@ -7,14 +7,22 @@ Quick start:
 """
 
 from litm._version import __version__
+from litm.budget import compact_history, fit, guard
 from litm.documents import Doc, to_doc, to_docs
 from litm.errors import (
+    ContextBudgetExceeded,
+    ContextWindowExceededError,
     DuplicateIdError,
     InputFormatError,
     InvalidDocumentError,
     InvalidProfileError,
     InvalidScoreError,
     LitmError,
+    MissingDependencyError,
+    ModelError,
+    ModelNotFoundError,
+    PromptError,
+    UnknownModelSpecError,
     UnknownStrategyError,
 )
 from litm.placement import (
@@ -33,10 +41,13 @@ from litm.placement import (
 )
 from litm.plan import PlacementPlan, SlotInfo
 from litm.profile import PositionProfile
+from litm.prompt import Prompt, PromptBuilder, build_prompt, parse_citations
 from litm.ranking import rank
 
 __all__ = [
     "STRATEGIES",
+    "ContextBudgetExceeded",
+    "ContextWindowExceededError",
     "Doc",
     "DuplicateIdError",
     "Edges",
@@ -46,18 +57,30 @@ __all__ = [
     "InvalidScoreError",
     "LangChainOrder",
     "LitmError",
+    "MissingDependencyError",
+    "ModelError",
+    "ModelNotFoundError",
     "PlacementPlan",
     "PositionProfile",
     "ProfileOrder",
+    "Prompt",
+    "PromptBuilder",
+    "PromptError",
     "Pyramid",
     "RandomOrder",
     "RankOrder",
     "Reverse",
     "SlotInfo",
     "Strategy",
+    "UnknownModelSpecError",
     "UnknownStrategyError",
     "__version__",
+    "build_prompt",
+    "compact_history",
+    "fit",
     "get_strategy",
+    "guard",
+    "parse_citations",
     "place",
     "rank",
     "register_strategy",
