@@ -149,3 +149,20 @@ def test_bad_arguments() -> None:
         compact_history(["not a dict"], 10, counter=words)  # type: ignore[list-item]
     with pytest.raises(LitmError, match="cannot count tokens"):
         compact_history([{"role": "user", "content": "x"}], 10, counter=object())
+
+
+def test_budget_from_a_measured_profile(tmp_path: Any) -> None:
+    from litm.budget import max_input_tokens_from
+    from litm.errors import InvalidProfileError
+    from litm.profile import PositionProfile
+
+    measured = PositionProfile.from_weights([1.0, 0.7, 0.95], metadata={"recommended_max_input_tokens": 2048})
+    path = tmp_path / "profile.json"
+    measured.save(path)
+    assert max_input_tokens_from(path, reserve_output_tokens=48) == 2000
+    assert max_input_tokens_from(measured, context_window=1024) == 1024
+    assert max_input_tokens_from(measured, cap=1500, reserve_output_tokens=100) == 1400
+    with pytest.raises(InvalidProfileError, match="litm probe"):
+        max_input_tokens_from(PositionProfile.pyramid())
+    with pytest.raises(LitmError):
+        max_input_tokens_from(measured, reserve_output_tokens=4096)

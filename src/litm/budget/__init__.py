@@ -4,6 +4,7 @@ from litm.budget.counting import Counter, as_counter
 from litm.budget.fit import FitResult, fit
 from litm.budget.guard import GuardedClient, guard
 from litm.budget.history import Compaction, compact_history, extractive_summary
+from litm.budget.limits import max_input_tokens_from
 
 __all__ = [
     "Compaction",
@@ -15,4 +16,5 @@ __all__ = [
     "extractive_summary",
     "fit",
     "guard",
+    "max_input_tokens_from",
 ]
