@@ -1,0 +1,284 @@
+"""Analysis of a strategy benchmark: slot accuracy, derived strategy accuracy, gap recovered, checks.
+
+* **Slot accuracy**: gold passage in final slot ``s`` (Wilson 95% intervals), over the questions that
+  finished all ``k`` slots.
+* **Derived accuracy** of strategy ``X`` at gold rank ``r``: per question, the hit observed with the gold
+  passage in the slot ``X`` sends rank ``r`` to (``random``: that question's seeded shuffle; ``profile``:
+  the profile measured on the *other* fold of questions).
+* **Gap recovered** (the headline): under a retriever rank distribution ``p(r)``, a strategy's expected
+  accuracy ``E = sum_r p(r) acc_X(r)`` placed on the worst-to-best slot scale, ``(E - worst) / (best -
+  worst)``: 0 = the gold passage always in the model's worst slot, 1 = always in its best slot (the
+  limit). Two distributions are stated: ``uniform`` over 1..k and ``decaying`` ``p(r) ~ 1/r``.
+* **Direct check**: end-to-end runs of each strategy versus the hit the derivation predicts for the same
+  question and slot.
+
+Example:
+    >>> rows = [{"phase": "slot", "k": 2, "qid": 1, "fold": 0, "slot": s, "hit": s == 2} for s in (1, 2)]
+    >>> [c.hits for c in slot_cells(rows, 2)]
+    [0, 1]
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from litm.bench.design import STRATEGIES, arrangement
+from litm.probe.analysis import Cell
+from litm.probe.stats import fisher_less
+from litm.profile import PositionProfile
+
+__all__ = [
+    "RANK_DISTRIBUTIONS",
+    "ablation_cells",
+    "dead_zone_test",
+    "derived_cells",
+    "direct_check",
+    "fold_profiles",
+    "gap_recovered",
+    "question_folds",
+    "rank_weights",
+    "slot_cells",
+    "slot_hits",
+    "summarize",
+]
+
+Rows = Sequence[Mapping[str, Any]]
+RANK_DISTRIBUTIONS: dict[str, str] = {
+    "uniform": "gold passage equally likely at every retrieval rank 1..k (a sanity check: any reordering is a "
+    "permutation of slots, so every strategy has the same expected accuracy, the mean slot accuracy)",
+    "decaying": "p(rank r) proportional to 1/r: a retriever that usually ranks the gold passage near the top",
+}
+
+
+def rank_weights(name: str, k: int) -> list[float]:
+    """Probabilities of gold ranks 1..k under a named retriever rank distribution.
+
+    >>> [round(w, 3) for w in rank_weights("decaying", 3)]
+    [0.545, 0.273, 0.182]
+    """
+    if name == "uniform":
+        raw = [1.0] * k
+    elif name == "decaying":
+        raw = [1.0 / r for r in range(1, k + 1)]
+    else:
+        raise ValueError(f"unknown rank distribution {name!r}; choose from {', '.join(RANK_DISTRIBUTIONS)}")
+    total = sum(raw)
+    return [w / total for w in raw]
+
+
+def slot_hits(rows: Rows, k: int, fold: int | None = None) -> dict[int, dict[int, bool]]:
+    """``{qid: {slot: hit}}`` for questions with all ``k`` slot prompts finished (optionally one fold)."""
+    by: dict[int, dict[int, bool]] = defaultdict(dict)
+    folds: dict[int, int] = {}
+    for r in rows:
+        if r.get("phase") == "slot" and r.get("k") == k:
+            by[int(r["qid"])][int(r["slot"])] = bool(r["hit"])
+            folds[int(r["qid"])] = int(r.get("fold", 0))
+    return {q: s for q, s in by.items() if len(s) == k and (fold is None or folds[q] == fold)}
+
+
+def question_folds(rows: Rows) -> dict[int, int]:
+    """``{qid: fold}`` as recorded in the rows."""
+    return {int(r["qid"]): int(r.get("fold", 0)) for r in rows if "qid" in r}
+
+
+def slot_cells(rows: Rows, k: int, fold: int | None = None) -> list[Cell]:
+    """Accuracy with the gold passage in each final slot 1..k."""
+    hits = slot_hits(rows, k, fold)
+    return [Cell(sum(h[s] for h in hits.values()), len(hits)) for s in range(1, k + 1)]
+
+
+def fold_profiles(rows: Rows, k: int) -> dict[int, PositionProfile]:
+    """The position profile measured on each fold's finished questions (slot accuracy as weights)."""
+    out = {}
+    for fold in (0, 1):
+        cells = slot_cells(rows, k, fold)
+        if cells and cells[0].n:
+            out[fold] = PositionProfile.from_weights(
+                [c.acc for c in cells],
+                name=f"measured-fold{fold}",
+                metadata={"k": k, "questions": cells[0].n, "source": "litm bench slot accuracy"},
+            )
+    return out
+
+
+def _orders(name: str, k: int, qid: int, fold: int, profiles: Mapping[int, PositionProfile]) -> list[int] | None:
+    if name == "profile":
+        profile = profiles.get(1 - fold)
+        return None if profile is None else arrangement(name, k, profile=profile)
+    return arrangement(name, k, seed=qid)
+
+
+def derived_cells(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) -> dict[str, list[Cell]]:
+    """Per strategy, accuracy at gold ranks 1..k derived from the slot measurements (see module doc)."""
+    hits = slot_hits(rows, k)
+    folds = question_folds(rows)
+    profiles = fold_profiles(rows, k)
+    out: dict[str, list[Cell]] = {}
+    fixed = {name: arrangement(name, k) for name in strategies if name not in ("random", "profile")}
+    for name in strategies:
+        counts = [[0, 0] for _ in range(k)]
+        for qid, h in hits.items():
+            order = fixed.get(name) or _orders(name, k, qid, folds.get(qid, 0), profiles)
+            if order is None:
+                continue
+            for r in range(1, k + 1):
+                counts[r - 1][0] += h[order.index(r) + 1]
+                counts[r - 1][1] += 1
+        out[name] = [Cell(a, n) for a, n in counts]
+    return out
+
+
+def gap_recovered(
+    derived: Mapping[str, Sequence[Cell]], slots: Sequence[Cell], distribution: str
+) -> dict[str, dict[str, float]]:
+    """Expected accuracy, gain over ``none`` and fraction of the worst-to-best slot gap, per strategy."""
+    k = len(slots)
+    w = rank_weights(distribution, k)
+    worst, best = min(c.acc for c in slots), max(c.acc for c in slots)
+    base = sum(p * c.acc for p, c in zip(w, derived.get("none", slots), strict=True))
+    out = {}
+    for name, cells in derived.items():
+        if not cells or not cells[0].n:
+            continue
+        exp = sum(p * c.acc for p, c in zip(w, cells, strict=True))
+        gap = best - worst
+        out[name] = {
+            "expected_acc": round(exp, 4),
+            "gain_over_none": round(exp - base, 4) + 0.0,  # + 0.0 turns -0.0 into 0.0
+            "gap_recovered": round((exp - worst) / gap, 4) if gap > 0 else float("nan"),
+        }
+    return out
+
+
+def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:
+    """Pooled middle slots (the central half) vs pooled edge slots (first and last), one-sided Fisher test.
+
+    Pooling avoids picking the worst slot after the fact. The same questions fill every slot, so the
+    test treats paired answers as independent: read the p-value as a guide, not an exact level.
+    """
+    k = len(slots)
+    lo, hi = k // 4, k - k // 4  # central half, 0-based [lo, hi)
+    middle = [c for i, c in enumerate(slots) if lo <= i < hi and 0 < i < k - 1]
+    edge = [slots[0], slots[-1]]
+    m = Cell(sum(c.hits for c in middle), sum(c.n for c in middle))
+    e = Cell(sum(c.hits for c in edge), sum(c.n for c in edge))
+    p = fisher_less(m.hits, m.n, e.hits, e.n)
+    return {
+        "middle_slots": [i + 1 for i, c in enumerate(slots) if c in middle and lo <= i < hi and 0 < i < k - 1],
+        "middle": m.to_dict(),
+        "edges": e.to_dict(),
+        "p_value": round(p, 5),
+        "dead_zone": p < 0.05,
+    }
+
+
+def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
+    """Per strategy: direct end-to-end accuracy vs the accuracy the slot derivation predicts, same rows."""
+    hits = slot_hits(rows, k)
+    folds = question_folds(rows)
+    profiles = fold_profiles(rows, k)
+    by: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    distinct: list[tuple[bool, bool]] = []
+    for r in rows:
+        if r.get("phase") != "direct" or r.get("k") != k or int(r["qid"]) not in hits:
+            continue
+        qid, name = int(r["qid"]), str(r["strategy"])
+        # A run extended with more questions re-measures the profile; rows placed by an earlier profile
+        # are superseded by rows placed with the current one.
+        if (
+            "order" in r
+            and name in STRATEGIES
+            and list(r["order"]) != _orders(name, k, qid, folds.get(qid, 0), profiles)
+        ):
+            continue
+        predicted = hits[int(r["qid"])][int(r["slot"])]
+        by[str(r["strategy"])].append((bool(r["hit"]), predicted))
+        if not r.get("same_prompt_as"):
+            distinct.append((bool(r["hit"]), predicted))
+    out = {}
+    for name in [s for s in STRATEGIES if s in by] + sorted(set(by) - set(STRATEGIES)):
+        pairs = by[name]
+        out[name] = {
+            "direct": Cell(sum(d for d, _ in pairs), len(pairs)).to_dict(),
+            "derived": Cell(sum(p for _, p in pairs), len(pairs)).to_dict(),
+            "agree": round(sum(d == p for d, p in pairs) / len(pairs), 4),
+            "n": len(pairs),
+        }
+    if distinct:
+        # Only prompts that differ from the slot run's (``none`` and, for even k, ``langchain`` repeat
+        # prompts already answered): the derivation is tested where it could fail.
+        pairs = distinct
+        out["all reordered"] = {
+            "direct": Cell(sum(d for d, _ in pairs), len(pairs)).to_dict(),
+            "derived": Cell(sum(p for _, p in pairs), len(pairs)).to_dict(),
+            "agree": round(sum(d == p for d, p in pairs) / len(pairs), 4),
+            "n": len(pairs),
+        }
+    return out
+
+
+def _phase_cell(rows: Rows, phase: str, qids: set[int]) -> Cell:
+    hits = [bool(r["hit"]) for r in rows if r.get("phase") == phase and int(r["qid"]) in qids]
+    return Cell(sum(hits), len(hits))
+
+
+def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
+    """Accuracy per prompt arm and slot, on the questions that have every arm (plain = the slot run)."""
+    arms: dict[tuple[int, int], dict[str, bool]] = defaultdict(dict)
+    for r in rows:
+        if r.get("phase") == "ablation" and r.get("k") == k:
+            arms[(int(r["qid"]), int(r["slot"]))][str(r["arm"])] = bool(r["hit"])
+    plain = {
+        (int(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
+    }
+    out: dict[str, dict[int, Cell]] = defaultdict(dict)
+    for (qid, slot), got in arms.items():
+        if (qid, slot) not in plain or len(got) < 3:
+            continue
+        got = {"plain": plain[(qid, slot)], **got}
+        for arm, hit in got.items():
+            c = out[arm].get(slot, Cell(0, 0))
+            out[arm][slot] = Cell(c.hits + hit, c.n + 1)
+    return {arm: dict(sorted(v.items())) for arm, v in out.items()}
+
+
+def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the report and the README quote, as JSON-ready data, per ``k``."""
+    settings = settings or {}
+    strategies = tuple((settings.get("config") or {}).get("strategies") or STRATEGIES)
+    ks = sorted({int(r["k"]) for r in rows if r.get("phase") == "slot"})
+    out: dict[str, Any] = {"model": settings.get("model"), "command": settings.get("command"), "by_k": {}}
+    for k in ks:
+        hits = slot_hits(rows, k)
+        qids = set(hits)
+        slots = slot_cells(rows, k)
+        derived = derived_cells(rows, k, strategies)
+        profiles = fold_profiles(rows, k)
+        out["by_k"][str(k)] = {
+            "questions": len(qids),
+            "folds": {str(f): p.metadata.get("questions") for f, p in profiles.items()},
+            "slot_accuracy": [c.to_dict() for c in slots],
+            "derived": {name: [c.to_dict() for c in cells] for name, cells in derived.items()},
+            "headline": {d: gap_recovered(derived, slots, d) for d in RANK_DISTRIBUTIONS},
+            "rank_distributions": RANK_DISTRIBUTIONS,
+            "dead_zone": dead_zone_test(slots) if qids else None,
+            "direct_check": direct_check(rows, k),
+            "ablation": {
+                arm: {str(s): c.to_dict() for s, c in v.items()} for arm, v in ablation_cells(rows, k).items()
+            },
+            "closed_book": _phase_cell(rows, "closed", qids).to_dict(),
+            "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
+            "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},
+        }
+    prefill = sum(int(r.get("input_tokens") or 0) - int(r.get("cached_tokens") or 0) for r in rows)
+    out["calls"] = {
+        "rows": len(rows),
+        "answered": sum(1 for r in rows if "same_prompt_as" not in r),
+        "model_seconds": round(sum(float(r.get("latency_s") or 0) for r in rows if "same_prompt_as" not in r), 1),
+        "prompt_tokens_evaluated": prefill,
+        "modes": sorted({str(r.get("mode")) for r in rows}),
+    }
+    return out

@@ -1,0 +1,130 @@
+"""The benchmark design: question folds, where each strategy puts the gold passage, and the prompts.
+
+Accuracy is measured once per *final slot* (gold passage in slot ``s``, the distractors in BM25 order
+around it). A strategy's accuracy at gold rank ``r`` is then read off the slot it sends rank ``r`` to:
+:func:`gold_slot` asks :func:`litm.placement.place` itself, so the derivation uses exactly the orders
+users get. ``random`` is a seeded shuffle per question; ``profile`` is driven by a profile measured on
+the *other* fold of questions (cross-fitting: no question's own answers shape its placement).
+
+Example:
+    >>> gold_slot("none", 10, 3), gold_slot("edges", 10, 2), gold_slot("pyramid", 10, 1)
+    (3, 10, 10)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from litm.bench.data import Passage
+from litm.placement import RandomOrder, Strategy, get_strategy, place
+from litm.profile import PositionProfile
+from litm.prompt import PromptBuilder
+
+__all__ = [
+    "ARMS",
+    "FIXED_STRATEGIES",
+    "LIU_INSTRUCTION",
+    "STRATEGIES",
+    "arrangement",
+    "build_prompt",
+    "closed_book_prompt",
+    "fold_of",
+    "gold_slot",
+    "rank_score",
+    "strategy_for",
+]
+
+#: Strategies benchmarked, in report order; ``profile`` needs a measured profile, ``random`` a seed.
+STRATEGIES: tuple[str, ...] = ("none", "edges", "pyramid", "langchain", "profile", "random")
+FIXED_STRATEGIES: tuple[str, ...] = ("edges", "pyramid", "langchain")
+#: Prompt arms of the anchor ablation: formatting x question position.
+ARMS: tuple[str, ...] = ("plain", "plain-both", "anchored", "anchored-both")
+
+LIU_INSTRUCTION = (
+    "Write a high-quality answer for the given question using only the provided search results "
+    "(some of which might be irrelevant)."
+)
+_CLOSED_BOOK_INSTRUCTION = "Write a high-quality answer for the given question."
+
+
+def fold_of(index: int) -> int:
+    """The cross-fitting fold (0 or 1) of the ``index``-th question: alternating, so any prefix is balanced."""
+    return index % 2
+
+
+def strategy_for(name: str, *, seed: int = 0, profile: PositionProfile | None = None) -> Strategy:
+    """The :class:`~litm.placement.Strategy` for a benchmark strategy name (``random`` seeded per question)."""
+    if name == "random":
+        return RandomOrder(seed)
+    if name == "profile" and profile is None:
+        raise ValueError("the profile strategy needs a measured profile")
+    return get_strategy(name, profile=profile)
+
+
+def arrangement(name: str, k: int, *, seed: int = 0, profile: PositionProfile | None = None) -> list[int]:
+    """Rank (1-based) in each final slot when ``name`` places ``k`` ranked documents, via :func:`place`.
+
+    >>> arrangement("edges", 6)
+    [1, 3, 5, 6, 4, 2]
+    """
+    # Distinct string stand-ins (place() reads strings as documents); min_docs=0 so tiny k is placed too.
+    items = [f"rank-{r}" for r in range(1, k + 1)]
+    plan = place(items, strategy_for(name, seed=seed, profile=profile), profile=profile, min_docs=0)
+    return [int(str(x).removeprefix("rank-")) for x in plan.items]
+
+
+def gold_slot(name: str, k: int, gold_rank: int, *, seed: int = 0, profile: PositionProfile | None = None) -> int:
+    """The final slot (1-based) where strategy ``name`` puts the document of retrieval rank ``gold_rank``."""
+    return arrangement(name, k, seed=seed, profile=profile).index(gold_rank) + 1
+
+
+def rank_score(rank: int) -> float:
+    """The retriever score the anchored arm shows for a rank: 1.0 for rank 1, 0.05 less per rank (synthetic)."""
+    return round(max(1.0 - 0.05 * (rank - 1), 0.05), 2)
+
+
+def _liu(docs: Sequence[Passage], question: str, *, both: bool) -> str:
+    body = "\n".join(f"Document [{i}](Title: {d.title}) {d.text}" for i, d in enumerate(docs, start=1))
+    before = f"Question: {question}\n\n" if both else ""
+    return f"{LIU_INSTRUCTION}\n\n{before}{body}\n\nQuestion: {question}\nAnswer:"
+
+
+def _anchored(docs: Sequence[Passage], ranks: Sequence[int], question: str, *, both: bool) -> str:
+    # litm's own anchors (ids, scores, position, closing tags, middle marker); Liu's instruction so that
+    # only the formatting differs from the plain arm. No recap line: it invites "[id]" answers.
+    builder = PromptBuilder(
+        instruction=LIU_INSTRUCTION,
+        middle_marker=True,
+        recap=False,
+        sources=True,
+        question_position="both" if both else "after",
+    )
+    payload: list[dict[str, Any]] = [
+        {"id": f"doc-{r}", "title": d.title, "text": d.text, "score": rank_score(r)}
+        for d, r in zip(docs, ranks, strict=True)
+    ]
+    return builder.build(payload, question).text
+
+
+def build_prompt(docs: Sequence[Passage], ranks: Sequence[int], question: str, arm: str = "plain") -> str:
+    """The completion prompt for documents in final order (``ranks``: each one's retrieval rank).
+
+    ``plain`` is Liu et al.'s format ("Document [i](Title: ...) text", question after); ``anchored`` uses
+    :class:`~litm.prompt.PromptBuilder`; ``-both`` also puts the question before the documents.
+
+    >>> d = [Passage(0, "T", "Paris is in France.")]
+    >>> build_prompt(d, [1], "Where is Paris?").splitlines()[2]
+    'Document [1](Title: T) Paris is in France.'
+    """
+    if arm not in ARMS:
+        raise ValueError(f"unknown prompt arm {arm!r}; choose from {', '.join(ARMS)}")
+    both = arm.endswith("-both")
+    if arm.startswith("anchored"):
+        return _anchored(docs, ranks, question, both=both)
+    return _liu(docs, question, both=both)
+
+
+def closed_book_prompt(question: str) -> str:
+    """Liu et al.'s closed-book prompt: the question and no documents."""
+    return f"{_CLOSED_BOOK_INSTRUCTION}\n\nQuestion: {question}\nAnswer:"

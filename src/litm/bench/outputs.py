@@ -1,0 +1,53 @@
+"""Turn benchmark rows into files: ``bench-summary.json``, profiles, PNG plots and ``report.html``.
+
+Example:
+    >>> out = write_outputs("out/", rows, settings)  # doctest: +SKIP
+    >>> out.summary["by_k"]["10"]["questions"]        # doctest: +SKIP
+    100
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from litm.bench.analysis import fold_profiles, summarize
+
+__all__ = ["SUMMARY", "BenchOutputs", "write_outputs"]
+
+SUMMARY = "bench-summary.json"
+
+
+@dataclass
+class BenchOutputs:
+    """The summary and the files written for it."""
+
+    summary: dict[str, Any]
+    summary_path: Path
+    plots: list[Path] = field(default_factory=list)
+    report: Path | None = None
+
+
+def write_outputs(
+    out_dir: str | Path, rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], *, plots: bool = True
+) -> BenchOutputs:
+    """Analyse ``rows``; write the summary, each fold's measured profile, plots and the HTML report."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(rows, settings)
+    summary_path = out / SUMMARY
+    summary_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    for k in summary["by_k"]:
+        for fold, profile in fold_profiles(rows, int(k)).items():
+            profile.save(out / f"bench-profile-k{k}-fold{fold}.json")
+    result = BenchOutputs(summary, summary_path)
+    if plots:
+        from litm.bench.plots import write_plots
+        from litm.report import write_report
+
+        result.plots = write_plots(summary, out)
+        result.report = write_report(out)
+    return result

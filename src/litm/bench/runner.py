@@ -1,0 +1,361 @@
+"""Run the strategy benchmark: slot accuracy, controls, anchor ablation, then direct placement checks.
+
+Stage 1 goes question by question (so a run stopped early still covers every phase for the questions
+it finished): the ``k`` final-slot prompts (gold passage in slot ``s``, run from ``s = k`` down to 1 so
+consecutive prompts share the longest document prefix for the local KV cache), the anchor-ablation arms
+on the first ``ablation_questions``, and the closed-book and oracle controls. Stage 2 places the first
+``direct_questions`` end to end with every strategy, ``profile`` driven by the other fold's measured
+profile. Rows go to ``bench.jsonl`` one at a time (flushed and synced) under stable keys; ``resume``
+skips finished keys, and a prompt identical to one already answered reuses that answer (greedy
+decoding, and the local ``aligned`` mode gives exactly a cold run's answer).
+
+Example:
+    >>> from litm.models import load_model                                        # doctest: +SKIP
+    >>> run = run_bench(load_model("local"), BenchConfig(questions=2, ks=(4,)), "out/")  # doctest: +SKIP
+    >>> len(run.rows)                                                             # doctest: +SKIP
+    16
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from litm._version import __version__
+from litm.bench.analysis import fold_profiles
+from litm.bench.data import QAItem, load_items
+from litm.bench.design import (
+    STRATEGIES,
+    arrangement,
+    build_prompt,
+    closed_book_prompt,
+    fold_of,
+)
+from litm.errors import LitmError
+from litm.models.base import Completion, Model, Prompt
+from litm.probe.results import ResultsLog
+from litm.probe.runner import model_mode
+from litm.probe.scoring import score_output
+
+__all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
+
+BENCH_VERSION = 1
+RESULTS = "bench.jsonl"
+_IDENTITY_DEFAULTS = {"prompt_format": "completion"}
+SETTINGS = "run.json"
+
+
+class BenchError(LitmError, ValueError):
+    """A benchmark that cannot run as asked (bad settings, a resume that would mix settings)."""
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What to run. ``questions`` evaluation questions per ``k``; subsets take the first questions."""
+
+    questions: int = 100
+    ks: tuple[int, ...] = (10,)
+    strategies: tuple[str, ...] = STRATEGIES
+    direct_questions: int = 20
+    direct_ranks: tuple[int, ...] = ()  # empty: 1, the middle and k
+    ablation_questions: int = 30
+    ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
+    controls: bool = True
+    max_tokens: int = 16
+    seed: int = 0
+    #: ``completion`` (plain prompt string), ``chat`` (the same text as one user message, through the
+    #: model's chat template) or ``auto``: chat when the model has a chat template (instruct models).
+    prompt_format: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.questions < 1:
+            raise BenchError(f"questions must be >= 1, got {self.questions}")
+        if not self.ks or any(k < 2 for k in self.ks):
+            raise BenchError(f"k must be >= 2, got {self.ks}")
+        bad = [s for s in self.strategies if s not in STRATEGIES]
+        if bad:
+            raise BenchError(f"unknown strategies {bad}; choose from {', '.join(STRATEGIES)}")
+        if self.max_tokens < 1:
+            raise BenchError("max_tokens must be >= 1")
+        if self.prompt_format not in ("auto", "completion", "chat"):
+            raise BenchError(f"prompt_format must be auto, completion or chat, got {self.prompt_format!r}")
+
+    def resolved_format(self, model: Model) -> str:
+        """``completion`` or ``chat`` for this model (``auto``: chat exactly when the model supports it)."""
+        if self.prompt_format != "auto":
+            return self.prompt_format
+        return "chat" if model.supports_chat else "completion"
+
+    def checkpoints(self, k: int, given: tuple[int, ...]) -> list[int]:
+        """The gold ranks or slots a subset uses for ``k``: ``given`` (those within 1..k), else 1, middle, k."""
+        picks = [x for x in given if 1 <= x <= k] if given else [1, (k + 1) // 2, k]
+        return sorted(set(picks))
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that define the prompts and the scoring: a resume must match them."""
+        return {"bench_version": BENCH_VERSION, "max_tokens": self.max_tokens, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One prompt to answer, with the row fields that describe it."""
+
+    key: str
+    prompt: str
+    item: QAItem
+    meta: dict[str, Any]
+
+
+@dataclass
+class BenchRun:
+    """A finished (or stopped) run: its rows, settings and output directory."""
+
+    out: Path
+    rows: list[dict[str, Any]]
+    settings: dict[str, Any]
+    answered: int = 0
+    reused: int = 0
+    stopped_early: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> list[Any]:
+    ranked = item.ranked(gold_rank, k)
+    return [ranked[r - 1] for r in order]
+
+
+def stage1_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
+    """Slot prompts, ablation arms and controls, question by question."""
+    for i, item in enumerate(items):
+        for k in config.ks:
+            none_order = list(range(1, k + 1))
+            for s in range(k, 0, -1):
+                # Gold rank s in rank order = gold passage in final slot s, distractors in BM25 order.
+                docs = _docs_for(item, k, s, none_order)
+                meta = {"phase": "slot", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": "plain"}
+                yield Job(f"slot|k={k}|q={item.qid}|s={s}", build_prompt(docs, none_order, item.question), item, meta)
+            if i < config.ablation_questions:
+                for s in config.checkpoints(k, config.ablation_slots):
+                    docs = _docs_for(item, k, s, none_order)
+                    for arm in ("plain-both", "anchored", "anchored-both"):
+                        meta = {"phase": "ablation", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": arm}
+                        key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
+                        yield Job(key, build_prompt(docs, none_order, item.question, arm), item, meta)
+        if config.controls:
+            yield Job(f"closed|q={item.qid}", closed_book_prompt(item.question), item, {"phase": "closed"})
+            oracle = build_prompt([item.gold], [1], item.question)
+            yield Job(f"oracle|q={item.qid}", oracle, item, {"phase": "oracle"})
+
+
+def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dict[str, Any]]) -> Iterator[Job]:
+    """Direct end-to-end runs: each strategy places the ranked documents, for a few gold ranks."""
+    for k in config.ks:
+        profiles = fold_profiles(rows, k)
+        for i, item in enumerate(items[: config.direct_questions]):
+            fold = fold_of(i)
+            for name in config.strategies:
+                profile = profiles.get(1 - fold)
+                if name == "profile" and profile is None:
+                    continue  # the other fold has no finished question yet
+                for r in config.checkpoints(k, config.direct_ranks):
+                    order = arrangement(name, k, seed=item.qid, profile=profile if name == "profile" else None)
+                    docs = _docs_for(item, k, r, order)
+                    slot = order.index(r) + 1
+                    meta = {"phase": "direct", "k": k, "slot": slot, "gold_rank": r, "strategy": name, "arm": "plain"}
+                    meta["order"] = order
+                    key = f"direct|k={k}|q={item.qid}|strategy={name}|r={r}|order={','.join(map(str, order))}"
+                    yield Job(key, build_prompt(docs, order, item.question), item, meta)
+
+
+def _progress(enabled: bool) -> Any:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("bench {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
+
+
+def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: bool, prompt_sha: str) -> dict[str, Any]:
+    score = score_output(done.text, answers=job.item.answers, question=job.item.question)
+    return {
+        "key": job.key,
+        **job.meta,
+        "qid": job.item.qid,
+        "fold": fold,
+        "question": job.item.question,
+        "answers": list(job.item.answers),
+        "output": done.text,
+        "first_line": score.first_line,
+        "hit": score.hit,
+        "miss": score.miss,
+        "input_tokens": done.input_tokens,
+        "cached_tokens": done.cached_tokens,
+        "output_tokens": done.output_tokens,
+        "latency_s": round(done.latency_s, 4),
+        "finish_reason": done.finish_reason,
+        "prompt_sha": prompt_sha,
+        "model": getattr(model, "spec", "") or model.name,
+        "mode": mode,
+        "format": "chat" if chat else "completion",
+        "threads": getattr(model, "n_threads", None),
+    }
+
+
+def _execute(
+    model: Model, jobs: Sequence[Job], max_tokens: int, chat: bool, on_done: Callable[[Job, Completion], None]
+) -> None:
+    """In order for an in-process model; ``model.concurrency`` requests at a time for a remote one."""
+
+    def call(job: Job) -> Completion:
+        # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
+        prompt: Prompt = [{"role": "user", "content": job.prompt}] if chat else job.prompt
+        return model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+
+    if not model.remote or model.concurrency <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            on_done(job, call(job))
+        return
+    pool = ThreadPoolExecutor(max_workers=min(model.concurrency, len(jobs)), thread_name_prefix="litm-bench")
+    try:
+        futures = {pool.submit(call, j): j for j in jobs}
+        for future in as_completed(futures):
+            on_done(futures[future], future.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[str, Any]:
+    return {
+        "identity": {
+            **config.identity(),
+            "model": getattr(model, "spec", "") or model.name,
+            "mode": model_mode(model),
+            "prompt_format": config.resolved_format(model),
+        },
+        "config": {**asdict(config), "ks": list(config.ks), "strategies": list(config.strategies)},
+        "model": {
+            "name": model.name,
+            "spec": getattr(model, "spec", ""),
+            "mode": model_mode(model),
+            "threads": getattr(model, "n_threads", None),
+            "prompt_format": config.resolved_format(model),
+        },
+        "command": command,
+        "litm_version": __version__,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "data": "NQ-Open oracle (Liu et al. 2024 release); distractors: BM25 (bm25s) over other questions' passages",
+    }
+
+
+def _check_resume(path: Path, settings: dict[str, Any], *, resume: bool) -> None:
+    if not path.exists():
+        return
+    if not resume:
+        raise BenchError(
+            f"{path.parent} already holds a benchmark run; pass --resume to continue it or use another --out"
+        )
+    try:
+        old = json.loads(path.read_text(encoding="utf-8")).get("identity", {})
+    except (OSError, json.JSONDecodeError):
+        old = {}
+    # Runs recorded before a setting existed used its then-only value.
+    old = {**_IDENTITY_DEFAULTS, **old}
+    diffs = [k for k in sorted(set(old) | set(settings["identity"])) if old.get(k) != settings["identity"].get(k)]
+    if diffs:
+        raise BenchError(f"{path.parent} holds a run with different settings ({', '.join(diffs)}); use another --out")
+
+
+def run_bench(
+    model: Model,
+    config: BenchConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    command: str | None = None,
+    items: Sequence[QAItem] | None = None,
+) -> BenchRun:
+    """Run (or resume) the benchmark into ``out_dir`` and return every row; see the module docstring."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = _settings(model, config, command)
+    _check_resume(out / SETTINGS, settings, resume=resume)
+    if resume and (out / SETTINGS).exists():
+        old = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+        settings["started"] = old.get("started", settings["started"])
+        settings["resumed"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    if items is None:
+        items = load_items(config.questions, k=max(config.ks), seed=config.seed)
+    log = ResultsLog(out / RESULTS)
+    if log.rows and not resume:
+        raise BenchError(f"{out / RESULTS} already has rows; pass --resume")
+    by_sha = {str(r["prompt_sha"]): r for r in log.rows if r.get("prompt_sha")}
+    mode = model_mode(model)
+    chat = config.resolved_format(model) == "chat"
+    folds = {it.qid: fold_of(i) for i, it in enumerate(items)}
+    run = BenchRun(out, log.rows, settings)
+
+    with _progress(progress) as bar:
+
+        def go(name: str, jobs: list[Job]) -> None:
+            todo: list[tuple[Job, str]] = []
+            copies: list[tuple[Job, str]] = []
+            pending: set[str] = set()
+            for job in jobs:
+                if job.key in log:
+                    continue
+                sha = _sha(job.prompt)
+                # Same prompt as one answered or queued (e.g. langchain == pyramid for even k): answer once.
+                (copies if sha in by_sha or sha in pending else todo).append((job, sha))
+                pending.add(sha)
+            task = bar.add_task(name, total=len(todo))
+            shas = {j.key: s for j, s in todo}
+
+            def done(job: Job, c: Completion) -> None:
+                row = _row(job, folds[job.item.qid], c, model, mode, chat, shas[job.key])
+                log.append(row)
+                by_sha[shas[job.key]] = row
+                run.answered += 1
+                bar.advance(task)
+
+            _execute(model, [j for j, _ in todo], config.max_tokens, chat, done)
+            for job, sha in copies:
+                first = by_sha[sha]
+                log.append(
+                    {**first, **job.meta, "key": job.key, "fold": folds[job.item.qid], "same_prompt_as": first["key"]}
+                )
+                run.reused += 1
+
+        go("slots+controls", list(stage1_jobs(items, config)))
+        go("direct", list(stage2_jobs(items, config, log.rows)))
+    run.rows = log.rows
+    return run

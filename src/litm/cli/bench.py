@@ -1,0 +1,101 @@
+"""``litm bench``: does placement help? Strategy benchmark on NQ-Open multi-document QA.
+
+litm bench --model local --k 10 --questions 100 --out litm-out/bench
+litm bench --model local:smollm2 --questions 20 --direct 10 --ablation 10 --out litm-out/bench-smol --resume
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from litm.cli import app
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+def _ints(values: list[str]) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in _split(values))
+    except ValueError:
+        raise typer.BadParameter(f"expected integers, got {values!r}") from None
+
+
+@app.command("bench")
+def bench_cmd(
+    model: str = typer.Option("local", "--model", "-m", help="Model spec (local, local:smollm2, openai:..., ...)."),
+    k: list[str] = typer.Option(["10"], "--k", help="Documents per prompt (repeat or comma-separate: --k 10 20)."),
+    questions: int = typer.Option(100, "--questions", "-n", min=1, help="Evaluation questions (slot accuracy)."),
+    strategies: list[str] = typer.Option(
+        [], "--strategies", "-s", help="Strategies (default: none, edges, pyramid, langchain, profile, random)."
+    ),
+    direct: int = typer.Option(20, "--direct", min=0, help="Questions placed end to end by every strategy."),
+    direct_ranks: list[str] = typer.Option(
+        [], "--direct-ranks", help="Gold ranks of the direct run (default 1,mid,k)."
+    ),
+    ablation: int = typer.Option(
+        30, "--ablation", min=0, help="Questions for the anchor / question-position ablation."
+    ),
+    ablation_slots: list[str] = typer.Option([], "--ablation-slots", help="Slots of the ablation (default 1,mid,k)."),
+    no_controls: bool = typer.Option(False, "--no-controls", help="Skip the closed-book and oracle controls."),
+    max_tokens: int = typer.Option(16, "--max-tokens", min=1, help="Answer length cap (first line is scored)."),
+    seed: int = typer.Option(0, "--seed", help="Question split seed."),
+    prompt_format: str = typer.Option(
+        "auto", "--format", help="completion, chat (one user message), or auto: chat if the model has a template."
+    ),
+    reuse: str = typer.Option("aligned", "--reuse", help="Local KV reuse: aligned (= cold answers), full, cold."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads for a local model (default: all)."),
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Parallel requests (remote models)."),
+    out: Path = typer.Option(Path("litm-out/bench"), "--out", "-o", help="Output directory."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a run in --out, skipping finished rows."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar with ETA."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots and report.html."),
+) -> None:
+    """Benchmark placement strategies and anchors on NQ-Open multi-document QA; write results and a report."""
+    from litm.bench.design import STRATEGIES
+    from litm.bench.outputs import write_outputs
+    from litm.bench.runner import BenchConfig, run_bench
+    from litm.models import load_model
+    from litm.models.spec import parse_spec
+
+    names = _split(strategies) or STRATEGIES
+    config = BenchConfig(
+        questions=questions,
+        ks=_ints(k),
+        strategies=names,
+        direct_questions=direct,
+        direct_ranks=_ints(direct_ranks),
+        ablation_questions=ablation,
+        ablation_slots=_ints(ablation_slots),
+        controls=not no_controls,
+        max_tokens=max_tokens,
+        seed=seed,
+        prompt_format=prompt_format,
+    )
+    options: dict[str, object] = {}
+    if parse_spec(model).scheme == "local":
+        options["reuse_prefix"] = reuse
+        if threads is not None:
+            options["n_threads"] = threads
+    elif concurrency is not None:
+        options["concurrency"] = concurrency
+    m = load_model(model, **options)
+    command = "litm " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    run = run_bench(m, config, out, resume=resume, progress=progress, command=command)
+    result = write_outputs(out, run.rows, run.settings, plots=plots)
+    typer.echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
+    for kk, s in result.summary["by_k"].items():
+        typer.echo(f"\n== k={kk}: {s['questions']} questions ==")
+        typer.echo("slot accuracy: " + " ".join(f"{c['acc']:.2f}" for c in s["slot_accuracy"]))
+        for dist, table in s["headline"].items():
+            typer.echo(
+                f"gap recovered ({dist} gold rank): " + json.dumps({n: v["gap_recovered"] for n, v in table.items()})
+            )
+    if result.report is not None:
+        typer.echo(f"\nreport: {result.report}")

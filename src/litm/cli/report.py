@@ -1,0 +1,26 @@
+"""``litm report DIR``: bundle probe and benchmark results under DIR into one offline HTML page.
+
+litm report docs/results/bench-nq-gemma3-270m --include docs/results/probe-gemma3-270m
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from litm.cli import app
+
+
+@app.command("report")
+def report_cmd(
+    directory: Path = typer.Argument(..., help="A directory with benchmark and/or probe results."),
+    include: list[Path] = typer.Option([], "--include", "-i", help="More result directories to bundle (probe runs)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output HTML file (default DIR/report.html)."),
+    title: str | None = typer.Option(None, "--title", help="Page title."),
+) -> None:
+    """Write one self-contained HTML page (plots inlined, no scripts, no CDN) from result directories."""
+    from litm.report import write_report
+
+    path = write_report(directory, include=include, out=out, title=title)
+    typer.echo(f"report: {path}")
