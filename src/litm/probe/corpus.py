@@ -1,0 +1,245 @@
+"""Filler corpora: real prose, split into whole sentences, streamed in a seeded order.
+
+A haystack is built from whole sentences so that a needle always sits at a sentence boundary. The
+default corpus is the Wikipedia text of the bundled NaturalQuestions-Open passages (Liu et al.'s
+release; Wikipedia text is CC BY-SA 3.0): real, varied encyclopaedic prose, never lorem ipsum. Users
+probe with their own material instead: a directory of ``.txt`` / ``.md`` / ``.rst`` files, one such
+file, or a JSON Lines file with a ``text`` field per line.
+
+Example:
+    >>> c = Corpus.from_texts(["Alpha is first. Beta follows it.", "Gamma ends the list."], name="tiny")
+    >>> c.sentences
+    ('Alpha is first.', 'Beta follows it.', 'Gamma ends the list.')
+    >>> [u.text for u in c.stream(seed=0)][:1] in (["Gamma ends the list."], ["Alpha is first."])
+    True
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+from litm.probe.errors import ProbeError
+
+__all__ = ["DEFAULT_CORPUS_NAME", "Corpus", "Unit", "default_corpus", "load_corpus", "split_sentences"]
+
+DEFAULT_CORPUS_NAME = "nq-wikipedia"
+TEXT_SUFFIXES = (".txt", ".md", ".rst")
+# A separator is part of the unit that follows it, so a unit's token cost is (nearly) context-free.
+SENTENCE_SEP = " "
+PARAGRAPH_SEP = "\n\n"
+
+# fmt: off
+_ABBREVIATIONS = frozenset((
+        "mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "no", "vs", "etc", "fig", "e.g", "i.e", "al", "approx",
+        "dept", "est", "gen", "gov", "inc", "ltd", "co", "corp", "mt", "ft", "sgt", "col", "lt",
+))
+# fmt: on
+_BOUNDARY = re.compile(r"([.!?][\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_TERMINAL = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_RST_UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+:.])\1{2,}\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One piece of a haystack: its text with the separator that precedes it, and its corpus sentence id.
+
+    ``ref`` is the sentence index in the corpus (``None`` for needles and other inserted text), which is
+    what a result row's recipe stores to rebuild the exact prompt.
+    """
+
+    text: str
+    ref: int | None = None
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Split prose into sentences at ``. ! ?`` followed by a capitalised word, minding abbreviations.
+
+    Example:
+        >>> split_sentences("Dr. Who met Mr. Smith in St. Ives. They talked. It rained!")
+        ['Dr. Who met Mr. Smith in St. Ives.', 'They talked.', 'It rained!']
+    """
+    text = " ".join(paragraph.split())
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        words = text[start : m.start() + 1].split()
+        last = words[-1].rstrip(".!?").lower() if words else ""
+        # "Dr.", "U.S." and single initials ("J. R.") end in a period but do not end a sentence.
+        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or "." in last:
+            continue
+        out.append(text[start : m.end(1)].strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return [s for s in out if s]
+
+
+def _usable(sentence: str) -> bool:
+    """Whole, prose-like sentences only: a table row or a cut-off fragment would not read as filler."""
+    words = sentence.split()
+    if not 4 <= len(words) <= 80 or not _TERMINAL.search(sentence):
+        return False
+    if not (sentence[0].isupper() or sentence[0] in "\"'\u201c(" or sentence[0].isdigit()):
+        return False
+    if "|" in sentence or "http" in sentence or "\t" in sentence:
+        return False
+    letters = sum(ch.isalpha() for ch in sentence)
+    return letters >= 0.6 * len(sentence)
+
+
+class Corpus:
+    """Sentences grouped in passages; :meth:`stream` yields them as :class:`Unit` values in a seeded order.
+
+    Passages are shuffled by the seed (so each trial reads different prose) and each passage keeps its
+    own sentence order, so the filler reads as paragraphs of real text.
+    """
+
+    def __init__(self, passages: Sequence[Sequence[str]], *, name: str) -> None:
+        sentences: list[str] = []
+        starts: list[bool] = []
+        spans: list[tuple[int, int]] = []
+        seen: set[str] = set()
+        for passage in passages:
+            begin = len(sentences)
+            for s in passage:
+                if s in seen:
+                    continue
+                seen.add(s)
+                starts.append(len(sentences) == begin)
+                sentences.append(s)
+            if len(sentences) > begin:
+                spans.append((begin, len(sentences)))
+        if not sentences:
+            raise ProbeError(f"corpus {name!r} has no usable sentences (need whole sentences of 4-80 words)")
+        self.name = name
+        self.sentences: tuple[str, ...] = tuple(sentences)
+        self._starts = tuple(starts)
+        self._spans = tuple(spans)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], *, name: str) -> Corpus:
+        """A corpus from raw passages (each split into sentences; unusable fragments dropped)."""
+        return cls([[s for s in split_sentences(t) if _usable(s)] for t in texts], name=name)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A short hash of the sentence list: a recipe names it so a rebuild uses the same corpus."""
+        h = hashlib.sha256()
+        for s, st in zip(self.sentences, self._starts, strict=True):
+            h.update(b"\x01" if st else b"\x00")
+            h.update(s.encode("utf-8"))
+            h.update(b"\n")
+        return h.hexdigest()[:16]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def unit(self, ref: int) -> Unit:
+        """Sentence ``ref`` as a unit, with the separator it carries in a stream."""
+        return Unit((PARAGRAPH_SEP if self._starts[ref] else SENTENCE_SEP) + self.sentences[ref], ref)
+
+    def stream(self, seed: int, exclude: Sequence[str] = ()) -> Iterator[Unit]:
+        """Every sentence once, passages in a seeded order; sentences containing an ``exclude`` term skipped.
+
+        The terms are a task's key words and answers, so the filler can neither answer nor contradict it.
+        """
+        order = list(range(len(self._spans)))
+        random.Random(seed).shuffle(order)
+        terms = [t.lower() for t in exclude if t]
+        for p in order:
+            begin, end = self._spans[p]
+            for ref in range(begin, end):
+                if terms and any(t in self.sentences[ref].lower() for t in terms):
+                    continue
+                yield self.unit(ref)
+
+
+def _read_markup(text: str) -> list[str]:
+    """Paragraphs of a .txt/.md/.rst file: code blocks, headings, rst underlines and directives dropped."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        stripped = line.strip()
+        skip = in_fence or stripped.startswith(("#", ".. ", ":", ">>>", "    ")) or _RST_UNDERLINE.match(line)
+        if not stripped or skip or line.startswith(("    ", "\t")):
+            if current:
+                paragraphs.append(" ".join(current))
+                current = []
+            continue
+        current.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", stripped))
+    if current:
+        paragraphs.append(" ".join(current))
+    return paragraphs
+
+
+def _read_jsonl(path: Path) -> list[str]:
+    texts: list[str] = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ProbeError(f"{path}:{i}: not JSON ({exc.msg})") from None
+        text = obj
+        if isinstance(obj, dict):
+            text = next((obj[k] for k in ("text", "content", "page_content", "contents") if k in obj), None)
+        if not isinstance(text, str):
+            raise ProbeError(f"{path}:{i}: expected a string or an object with a 'text' field")
+        texts.extend(p for p in re.split(r"\n\s*\n", text) if p.strip())
+    return texts
+
+
+def load_corpus(path: str | Path) -> Corpus:
+    """A corpus from a directory of ``.txt``/``.md``/``.rst`` files (recursive), one such file, or JSONL.
+
+    Example:
+        >>> load_corpus("docs/")  # doctest: +SKIP
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ProbeError(f"corpus path not found: {p}")
+    files = sorted(f for f in p.rglob("*") if f.suffix.lower() in (*TEXT_SUFFIXES, ".jsonl")) if p.is_dir() else [p]
+    if not files:
+        raise ProbeError(f"no .txt, .md, .rst or .jsonl files under {p}")
+    texts: list[str] = []
+    for f in files:
+        try:
+            is_jsonl = f.suffix.lower() == ".jsonl"
+            texts.extend(_read_jsonl(f) if is_jsonl else _read_markup(f.read_text(encoding="utf-8")))
+        except UnicodeDecodeError:
+            raise ProbeError(f"{f} is not UTF-8 text") from None
+    return Corpus.from_texts(texts, name=f"{p.name or p}")
+
+
+def nq_rows() -> list[dict[str, object]]:
+    """The bundled NQ-Open oracle rows (question, answers, one gold Wikipedia passage each)."""
+    raw = (resources.files("litm") / "data" / "nq-open-oracle.jsonl.gz").read_bytes()
+    return [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
+
+
+_DEFAULT: Corpus | None = None
+
+
+def default_corpus() -> Corpus:
+    """The bundled default: Wikipedia passages of NQ-Open (CC BY-SA 3.0), split into whole sentences."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        texts = [str(ctx["text"]) for row in nq_rows() for ctx in row["ctxs"]]  # type: ignore[attr-defined]
+        _DEFAULT = Corpus.from_texts(texts, name=DEFAULT_CORPUS_NAME)
+    return _DEFAULT
