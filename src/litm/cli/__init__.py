@@ -41,11 +41,14 @@ def _root(
 
 
 # Command modules register themselves on import; keep one line per module.
+from litm.cli import bench as _bench  # noqa: E402,F401
 from litm.cli import demo as _demo  # noqa: E402,F401
 from litm.cli import fit as _fit  # noqa: E402,F401
 from litm.cli import models as _models  # noqa: E402,F401
 from litm.cli import place as _place  # noqa: E402,F401
+from litm.cli import probe as _probe  # noqa: E402,F401
 from litm.cli import prompt as _prompt  # noqa: E402,F401
+from litm.cli import report as _report  # noqa: E402,F401
 
 
 def fail(message: str) -> typer.Exit:
