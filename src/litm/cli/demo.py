@@ -115,7 +115,8 @@ def demo_cmd(
     typer.echo(f"step 2/3: placing by {source} (depth: weight = {weights})")
     typer.echo(f"question: {question['question']}")
     typer.echo(f"{len(docs)} retrieved documents, ranked by score; the gold passage is marked *\n")
-    plans = [place(docs, strategy="none", rank_by="score"), place(docs, "profile", rank_by="score", profile=prof)]
+    # Both plans report slot weights from the same profile, so the tables compare like with like.
+    plans = [place(docs, name, rank_by="score", profile=prof) for name in ("none", "profile")]
     for plan in plans:
         typer.echo(plan.explain())
         gold = next(s for s in plan.slots if s.doc.metadata.get("gold"))
