@@ -6,6 +6,8 @@ litm's backend and through the raw ``openai`` SDK. Counts are compared with the 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from fixtures_server import Server, free_port
@@ -60,8 +62,14 @@ def test_counts_without_a_tokenizer_are_marked_approximate(llama_server: Server)
 def test_complete_many_runs_requests_concurrently(llama_server: Server) -> None:
     model = _model(llama_server, concurrency=2)
     prompts = [f"{n} + {n} =" for n in range(3)]
-    out = complete_many(model, prompts, max_tokens=3)
+    callers: list[tuple[int, str]] = []
+    out = complete_many(
+        model, prompts, max_tokens=3, on_result=lambda i, c: callers.append((i, threading.current_thread().name))
+    )
     assert len(out) == 3 and all(c.output_tokens <= 3 for c in out)
+    # Results are handed over in the calling thread, so a callback may write files without a lock.
+    assert sorted(i for i, _ in callers) == [0, 1, 2]
+    assert {name for _, name in callers} == {threading.current_thread().name}
     assert [c.input_tokens for c in out] == [load_model("local:smollm2").count_tokens(p) for p in prompts]
 
 

@@ -200,7 +200,8 @@ def complete_many(
     Remote models run up to ``concurrency`` requests at once in a thread pool (default:
     ``model.concurrency``); in-process models run one prompt at a time, in order, since they share one
     llama.cpp context. ``kwargs`` go to :meth:`Model.complete`; ``on_result(index, completion)`` is called
-    as each answer arrives (in completion order). The first error stops the batch and is raised.
+    as each answer arrives (in completion order), always in the calling thread, so it may write files or
+    update a progress bar without a lock. The first error stops the batch and is raised.
 
     >>> from litm.models import load_model
     >>> answers = complete_many(load_model("local"), ["Q: 2+2?\\nA:", "Q: 3+3?\\nA:"], max_tokens=4)  # doctest: +SKIP
@@ -210,21 +211,21 @@ def complete_many(
         raise ValueError(f"concurrency must be >= 1, got {limit}")
     results: list[Completion | None] = [None] * len(prompts)
 
-    def run(i: int) -> None:
-        done = model.complete(prompts[i], **kwargs)
+    def collect(i: int, done: Completion) -> None:
         results[i] = done
         if on_result is not None:
             on_result(i, done)
 
     if not model.remote or limit == 1 or len(prompts) <= 1:
         for i in range(len(prompts)):
-            run(i)
+            collect(i, model.complete(prompts[i], **kwargs))
     else:
         pool = ThreadPoolExecutor(max_workers=min(limit, len(prompts)), thread_name_prefix="litm-model")
         try:
-            futures = [pool.submit(run, i) for i in range(len(prompts))]
+            futures = {pool.submit(model.complete, prompts[i], **kwargs): i for i in range(len(prompts))}
             for future in as_completed(futures):
-                future.result()  # the first failure propagates; the finally clause drops queued work
+                # result() raises the first failure; the finally clause drops queued work.
+                collect(futures[future], future.result())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     return [r for r in results if r is not None]
