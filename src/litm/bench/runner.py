@@ -24,7 +24,6 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from litm.bench.design import (
     fold_of,
 )
 from litm.errors import LitmError
-from litm.models.base import Completion, Model, Prompt
+from litm.models.base import Completion, Model, Prompt, run_each
 from litm.probe.results import ResultsLog
 from litm.probe.runner import model_mode
 from litm.probe.scoring import score_output
@@ -238,17 +237,7 @@ def _execute(
         prompt: Prompt = [{"role": "user", "content": job.prompt}] if chat else job.prompt
         return model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
 
-    if not model.remote or model.concurrency <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            on_done(job, call(job))
-        return
-    pool = ThreadPoolExecutor(max_workers=min(model.concurrency, len(jobs)), thread_name_prefix="litm-bench")
-    try:
-        futures = {pool.submit(call, j): j for j in jobs}
-        for future in as_completed(futures):
-            on_done(futures[future], future.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    run_each(model, jobs, call, on_done)
 
 
 def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[str, Any]:

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from litm.errors import PromptError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from litm.tokens import Tokenizer
@@ -216,19 +218,38 @@ def complete_many(
         if on_result is not None:
             on_result(i, done)
 
-    if not model.remote or limit == 1 or len(prompts) <= 1:
-        for i in range(len(prompts)):
-            collect(i, model.complete(prompts[i], **kwargs))
-    else:
-        pool = ThreadPoolExecutor(max_workers=min(limit, len(prompts)), thread_name_prefix="litm-model")
-        try:
-            futures = {pool.submit(model.complete, prompts[i], **kwargs): i for i in range(len(prompts))}
-            for future in as_completed(futures):
-                # result() raises the first failure; the finally clause drops queued work.
-                collect(futures[future], future.result())
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+    run_each(model, range(len(prompts)), lambda i: model.complete(prompts[i], **kwargs), collect, concurrency=limit)
     return [r for r in results if r is not None]
+
+
+def run_each(
+    model: Model,
+    items: Iterable[T],
+    call: Callable[[T], Completion],
+    on_done: Callable[[T, Completion], None],
+    *,
+    concurrency: int | None = None,
+) -> None:
+    """Run ``call(item)`` for every item and hand each result to ``on_done`` in the calling thread.
+
+    In-process models run in order (they share one llama.cpp context); remote models run up to
+    ``concurrency`` (default ``model.concurrency``) calls at once and report in completion order. Callers
+    that persist rows one by one (the probe, the benchmark) need no lock. The first error is raised and
+    queued calls are dropped.
+    """
+    todo = list(items)
+    limit = getattr(model, "concurrency", 1) if concurrency is None else concurrency
+    if not getattr(model, "remote", False) or limit <= 1 or len(todo) <= 1:
+        for item in todo:
+            on_done(item, call(item))
+        return
+    pool = ThreadPoolExecutor(max_workers=min(limit, len(todo)), thread_name_prefix="litm-model")
+    try:
+        futures = {pool.submit(call, item): item for item in todo}
+        for future in as_completed(futures):
+            on_done(futures[future], future.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Timer:

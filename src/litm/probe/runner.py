@@ -22,14 +22,13 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from litm._version import __version__
-from litm.models.base import Completion, Model
+from litm.models.base import Completion, Model, run_each
 from litm.probe.corpus import Corpus, default_corpus
 from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig, TrialSpec, plan
@@ -306,17 +305,7 @@ def _execute(model: Model, items: Sequence[Prepared], on_done: Callable[[Prepare
     def call(p: Prepared) -> Completion:
         return model.complete(p.built.prompt, max_tokens=p.max_tokens, temperature=0.0, seed=p.spec.seed)
 
-    if not getattr(model, "remote", False) or getattr(model, "concurrency", 1) <= 1 or len(items) <= 1:
-        for p in items:
-            on_done(p, call(p))
-        return
-    pool = ThreadPoolExecutor(max_workers=min(model.concurrency, len(items)), thread_name_prefix="litm-probe")
-    try:
-        futures = {pool.submit(call, p): p for p in items}
-        for future in as_completed(futures):
-            on_done(futures[future], future.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    run_each(model, items, call, on_done)
 
 
 def run_settings(model: Model, config: ProbeConfig, ctx: ProbeContext, command: str | None = None) -> dict[str, Any]:
