@@ -1,4 +1,4 @@
-"""Turn benchmark rows into files: ``bench-summary.json``, profiles, PNG plots and ``report.html``.
+"""Turn benchmark rows into files: ``bench-summary.json`` and ``.md``, profiles, PNG plots and ``report.html``.
 
 Example:
     >>> out = write_outputs("out/", rows, settings)  # doctest: +SKIP
@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench.analysis import fold_profiles, summarize
+from litm.bench.markdown import summary_markdown
 
-__all__ = ["SUMMARY", "BenchOutputs", "write_outputs"]
+__all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "write_outputs"]
 
 SUMMARY = "bench-summary.json"
+SUMMARY_MD = "bench-summary.md"
 
 
 @dataclass
@@ -34,12 +36,13 @@ class BenchOutputs:
 def write_outputs(
     out_dir: str | Path, rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], *, plots: bool = True
 ) -> BenchOutputs:
-    """Analyse ``rows``; write the summary, each fold's measured profile, plots and the HTML report."""
+    """Analyse ``rows``; write the summary (JSON and Markdown), each fold's profile, plots and the HTML report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rows, settings)
     summary_path = out / SUMMARY
     summary_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    (out / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")
     for k in summary["by_k"]:
         for fold, profile in fold_profiles(rows, int(k)).items():
             profile.save(out / f"bench-profile-k{k}-fold{fold}.json")

@@ -1,0 +1,166 @@
+"""Render a benchmark summary as Markdown tables, so the numbers in a README are pasted, not retyped.
+
+Every number comes from ``bench-summary.json`` (the output of :func:`litm.bench.analysis.summarize`); cells
+show accuracy with the Wilson 95% interval and the counts they rest on. Sections with no data (no direct run,
+no ablation, no controls) are left out rather than shown empty.
+
+Example:
+    >>> import json
+    >>> text = summary_markdown(json.load(open("out/bench-summary.json")))  # doctest: +SKIP
+    >>> print(text.splitlines()[0])                                        # doctest: +SKIP
+    # Strategy benchmark: gemma3-270m (local)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["FIXED_STRATEGIES", "best_fixed", "cell", "summary_markdown"]
+
+#: Strategies whose order depends only on k (not on a measured profile or a random draw): the candidates for
+#: "best fixed strategy".
+FIXED_STRATEGIES = ("reverse", "edges", "pyramid", "langchain")
+
+
+def cell(c: Mapping[str, Any], *, counts: bool = False) -> str:
+    """``0.25 [0.14, 0.40]`` (with ``10/40`` in front when ``counts``), from a summary cell."""
+    text = f"{c['acc']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]"
+    return f"{c['hits']}/{c['n']} = {text}" if counts else text
+
+
+def best_fixed(headline: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The fixed strategy with the highest expected accuracy in one headline table (first listed wins ties).
+
+    ``None`` when there is no fixed strategy, or when every strategy ties (as they must under a uniform gold
+    rank, where a placement only permutes slots): naming a winner there would be noise.
+    """
+    fixed = [name for name in headline if name in FIXED_STRATEGIES]
+    values = {round(float(v["expected_acc"]), 6) for v in headline.values()}
+    if not fixed or len(values) == 1:
+        return None
+    return max(fixed, key=lambda name: (float(headline[name]["expected_acc"]), -fixed.index(name)))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
+    out = [f"## k = {k}: {s['questions']} evaluation questions", ""]
+    slots = s["slot_accuracy"]
+    out += [
+        "Accuracy with the gold passage in each final slot (1 = first, next to the instruction; "
+        f"{k} = last, next to the question):",
+        "",
+    ]
+    out += _table(
+        ["slot", "hits", "accuracy [95%]"], [[str(i), f"{c['hits']}/{c['n']}", cell(c)] for i, c in enumerate(slots, 1)]
+    )
+    out.append("")
+    controls = [
+        (name, s[key])
+        for name, key in (("oracle (gold passage alone)", "oracle"), ("closed book", "closed_book"))
+        if s.get(key)
+    ]
+    if controls:
+        out += ["Controls: " + "; ".join(f"{name} {cell(c, counts=True)}" for name, c in controls) + ".", ""]
+    dz = s.get("dead_zone")
+    if dz:
+        mid = dz["middle_slots"]
+        verdict = "a dead zone" if dz["dead_zone"] else "no significant dead zone"
+        out += [
+            f"Dead-zone test: middle slots {mid[0]}-{mid[-1]} {cell(dz['middle'], counts=True)} vs first and "
+            f"last slot {cell(dz['edges'], counts=True)}, one-sided Fisher p = {dz['p_value']:.3g}: "
+            f"{verdict}.",
+            "",
+        ]
+    derived = s["derived"]
+    n_ranks = len(slots)
+    out += ["Accuracy by gold retrieval rank, derived from the slot runs (rank 1 = the retriever's best):", ""]
+    out += _table(
+        ["strategy"] + [f"rank {r}" for r in range(1, n_ranks + 1)],
+        [[f"`{name}`"] + [cell(c) for c in cells] for name, cells in derived.items()],
+    )
+    out.append("")
+    for dist, table in s["headline"].items():
+        best = best_fixed(table)
+        desc = s.get("rank_distributions", {}).get(dist, dist)
+        winner = f"best fixed strategy `{best}`" if best else "every strategy ties"
+        out += [
+            f"Headline, gold rank distribution `{dist}`: {desc}. Expected accuracy and the fraction of the "
+            f"worst-to-best slot gap recovered; {winner}:",
+            "",
+        ]
+        out += _table(
+            ["strategy", "expected accuracy", "gain vs `none`", "gap recovered"],
+            [
+                [
+                    f"**`{name}`**" if name == best else f"`{name}`",
+                    f"{v['expected_acc']:.3f}",
+                    f"{v['gain_over_none']:+.3f}",
+                    f"{v['gap_recovered']:.2f}",
+                ]
+                for name, v in table.items()
+            ],
+        )
+        out.append("")
+    direct = s.get("direct_check") or {}
+    if direct:
+        out += [
+            "Direct check: strategies placed end to end vs the accuracy the slot derivation predicts for the "
+            "same prompts (`agree`: share of prompts where both hit or both miss):",
+            "",
+        ]
+        out += _table(
+            ["strategy", "prompts", "direct", "derived", "agree"],
+            [
+                [
+                    f"`{name}`",
+                    str(v["n"]),
+                    cell(v["direct"], counts=True),
+                    cell(v["derived"], counts=True),
+                    f"{v['agree']:.2f}",
+                ]
+                for name, v in direct.items()
+            ],
+        )
+        out.append("")
+    ablation = s.get("ablation") or {}
+    if ablation:
+        arm_slots = sorted({int(x) for cells in ablation.values() for x in cells})
+        out += [
+            "Anchor ablation (plain vs anchored formatting; `-both`: the question before and after the documents):",
+            "",
+        ]
+        out += _table(
+            ["arm"] + [f"slot {x}" for x in arm_slots],
+            [
+                [f"`{arm}`"] + [cell(cells[str(x)], counts=True) if str(x) in cells else "-" for x in arm_slots]
+                for arm, cells in ablation.items()
+            ],
+        )
+        out.append("")
+    return out
+
+
+def summary_markdown(summary: Mapping[str, Any]) -> str:
+    """The whole summary (every k) as Markdown: slot accuracy, controls, derived ranks, headline, checks."""
+    model = summary.get("model") or {}
+    title = f"{model.get('name', 'model')} ({model.get('spec', '?')})"
+    out = [f"# Strategy benchmark: {title}", ""]
+    if summary.get("command"):
+        out += ["```bash", str(summary["command"]), "```", ""]
+    calls = summary.get("calls") or {}
+    if calls:
+        out += [
+            f"{calls.get('rows', 0)} rows, {calls.get('answered', 0)} model calls, "
+            f"{calls.get('model_seconds', 0):,.0f} s of model time, "
+            f"{calls.get('prompt_tokens_evaluated', 0):,} prompt tokens evaluated.",
+            "",
+        ]
+    for k, s in summary["by_k"].items():
+        out += _k_section(str(k), s)
+    return "\n".join(out).rstrip() + "\n"
