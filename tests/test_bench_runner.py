@@ -200,3 +200,16 @@ def test_instruct_models_get_the_prompt_as_one_chat_turn(tmp_path: Path, answers
     assert [c["acc"] for c in summarize(run.rows)["by_k"]["4"]["slot_accuracy"]] == [1.0, 0.0, 0.0, 1.0]
     with pytest.raises(BenchError):
         BenchConfig(prompt_format="xml")
+
+
+def test_progress_is_logged_as_plain_lines_without_a_terminal(
+    tmp_path: Path, answers: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A run under nohup or CI has no terminal: a live bar would print nothing until the end.
+    run_bench(EdgeModel(answers), _config(questions=2, direct_questions=1), tmp_path, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    stages = [ln for ln in lines if ln.startswith("bench slots+controls: ")]
+    assert stages[0].startswith("bench slots+controls: 0/") and stages[-1].endswith(tuple("0123456789s"))
+    done, total = stages[-1].split(": ", 1)[1].split(" ", 1)[0].split("/")
+    assert done == total and int(total) > 0 and "(100%)" in stages[-1]
+    assert any(ln.startswith("bench direct: ") for ln in lines)

@@ -43,6 +43,7 @@ from litm.models.base import Completion, Model, Prompt, run_each
 from litm.probe.results import ResultsLog
 from litm.probe.runner import model_mode
 from litm.probe.scoring import score_output
+from litm.progress import progress as make_progress
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
 
@@ -178,29 +179,6 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
                     yield Job(key, build_prompt(docs, order, item.question), item, meta)
 
 
-def _progress(enabled: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("bench {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
-
-
 def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: bool, prompt_sha: str) -> dict[str, Any]:
     score = score_output(done.text, answers=job.item.answers, question=job.item.question)
     return {
@@ -313,7 +291,7 @@ def run_bench(
     folds = {it.qid: fold_of(i) for i, it in enumerate(items)}
     run = BenchRun(out, log.rows, settings)
 
-    with _progress(progress) as bar:
+    with make_progress("bench", enabled=progress) as bar:
 
         def go(name: str, jobs: list[Job]) -> None:
             todo: list[tuple[Job, str]] = []

@@ -37,6 +37,7 @@ from litm.probe.results import ResultsLog, check_run_settings
 from litm.probe.scoring import score_output
 from litm.probe.stats import wilson, wilson_half_width
 from litm.probe.tasks import BuiltPrompt, Task, TaskInstance, get_task, layout_recipe
+from litm.progress import progress as make_progress
 
 __all__ = [
     "PROBE_VERSION",
@@ -275,30 +276,6 @@ class _Adaptive:
         return not (hi < best[0] or lo > best[1])
 
 
-def _progress(enabled: bool, total: int) -> Any:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("probe"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
-
-
 def _execute(model: Model, items: Sequence[Prepared], on_done: Callable[[Prepared, Completion], None]) -> None:
     """Run the calls: in order for an in-process model, ``model.concurrency`` at a time for a remote one."""
 
@@ -378,12 +355,12 @@ def run_probe(
             on_row(row)
         bar.advance(task_id)
 
-    with _progress(progress, len(pending)) as bar:
+    with make_progress("probe", enabled=progress) as bar:
         task_id = bar.add_task("probe", total=len(pending))
         for batch in batches(pending, config.order):
             if adaptive is not None:
                 kept = [s for s in batch if adaptive.active(s)]
-                bar.update(task_id, total=(bar.tasks[0].total or 0) - (len(batch) - len(kept)))
+                bar.set_total(task_id, bar.total(task_id) - (len(batch) - len(kept)))
                 batch = kept
             ordered = schedule([prepare(s, ctx) for s in batch], config.order)
             _execute(model, ordered, done)
