@@ -59,3 +59,34 @@ def test_write_outputs_writes_the_markdown(tmp_path: Any) -> None:
     out = write_outputs(tmp_path, _rows(), {"model": {"name": "tiny"}}, plots=False)
     text = (tmp_path / SUMMARY_MD).read_text(encoding="utf-8")
     assert text == summary_markdown(out.summary)
+
+
+def test_refresh_reanalyses_the_rows_without_a_model(tmp_path: Any) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from litm.cli import app
+
+    rows = _rows()
+    lines = [json.dumps({"key": f"r{i}", **r}) for i, r in enumerate(rows)]
+    lines.insert(3, json.dumps({"key": "r0", **rows[0], "hit": not rows[0]["hit"]}))  # a duplicate key: first wins
+    (tmp_path / "bench.jsonl").write_text("\n".join(lines) + '\n{"key": "torn', encoding="utf-8")
+    (tmp_path / "run.json").write_text(json.dumps({"model": {"name": "tiny", "spec": "local"}}), encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(tmp_path), "--refresh"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "bench-summary.json").read_text(encoding="utf-8"))
+    assert summary["by_k"]["4"]["questions"] == 8 and summary["by_k"]["4"]["slot_accuracy"][3]["hits"] == 8
+    assert (tmp_path / "bench-summary.md").read_text(encoding="utf-8").startswith("# Strategy benchmark: tiny")
+    assert (tmp_path / "report.html").exists()
+    assert (tmp_path / "bench.jsonl").read_text(encoding="utf-8").endswith('{"key": "torn')  # read, not repaired
+
+
+def test_refresh_without_rows_is_a_clear_error(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "litm", "report", str(tmp_path), "--refresh"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "no benchmark rows (bench.jsonl)" in res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1

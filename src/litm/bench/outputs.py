@@ -16,8 +16,10 @@ from typing import Any
 
 from litm.bench.analysis import fold_profiles, summarize
 from litm.bench.markdown import summary_markdown
+from litm.errors import LitmError
+from litm.probe.results import read_rows
 
-__all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "write_outputs"]
+__all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs"]
 
 SUMMARY = "bench-summary.json"
 SUMMARY_MD = "bench-summary.md"
@@ -54,3 +56,34 @@ def write_outputs(
         result.plots = write_plots(summary, out)
         result.report = write_report(out)
     return result
+
+
+def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
+    """Re-analyse a finished (or running) benchmark from its ``bench.jsonl`` and ``run.json``, without a model.
+
+    For a run made by an older litm, or copied from another machine: the summary, Markdown, profiles, plots and
+    report are written again from the rows. The rows are only read, never repaired, so a run still writing to
+    the directory is left alone (its torn last line is skipped).
+
+    >>> refresh_outputs("docs/results/bench-nq-gemma3-270m").summary["by_k"]["10"]["questions"]  # doctest: +SKIP
+    100
+    """
+    from litm.bench.runner import RESULTS, SETTINGS
+
+    out = Path(out_dir)
+    if not (out / RESULTS).is_file():
+        raise LitmError(f"no benchmark rows ({RESULTS}) in {out} to refresh from")
+    settings: dict[str, Any] = {}
+    if (out / SETTINGS).is_file():
+        try:
+            settings = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise LitmError(f"{out / SETTINGS} is not valid JSON: {exc}") from None
+    seen: set[str] = set()
+    rows = []
+    for row in read_rows(out / RESULTS):
+        key = str(row.get("key"))
+        if key not in seen:  # the first answer wins, as when the run resumes
+            seen.add(key)
+            rows.append(row)
+    return write_outputs(out, rows, settings, plots=plots)
