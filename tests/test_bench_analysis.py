@@ -12,6 +12,7 @@ from litm.bench.analysis import (
     derived_cells,
     direct_check,
     fold_profiles,
+    gain_intervals,
     gap_recovered,
     rank_weights,
     slot_cells,
@@ -165,3 +166,24 @@ def test_direct_rows_placed_by_a_superseded_profile_are_not_counted() -> None:
             }
         )
     assert direct_check(rows, 4)["profile"]["n"] == 1
+
+
+def test_gain_interval_is_paired_over_questions_and_reproducible() -> None:
+    # Only the last slot answers, for 10 of 12 questions: pyramid (rank 1 last) must gain over rank order, and the
+    # paired interval must exclude 0; every strategy against itself (none) gains exactly 0.
+    pattern = {q: [False, False, False, q > 2] for q in range(1, 13)}
+    rows = _slot_rows(pattern, 4)
+    ci = gain_intervals(rows, 4, "decaying")
+    assert ci["none"] == (0.0, 0.0)
+    assert 0 < ci["pyramid"][0] <= ci["pyramid"][1]
+    assert ci == gain_intervals(rows, 4, "decaying")  # seeded
+    # A model with no positional preference: no strategy's interval leaves 0.
+    flat = _slot_rows({q: [q % 3 == 0] * 4 for q in range(1, 13)}, 4)
+    assert all(v == (0.0, 0.0) for v in gain_intervals(flat, 4, "decaying").values())
+
+
+def test_headline_carries_the_gain_interval() -> None:
+    rows = _slot_rows({q: [False, False, False, q > 2] for q in range(1, 13)}, 4)
+    table = summarize(rows)["by_k"]["4"]["headline"]["decaying"]
+    lo, hi = table["pyramid"]["gain_ci"]
+    assert lo <= table["pyramid"]["gain_over_none"] <= hi

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from litm.bench.markdown import gain_text
 from litm.errors import LitmError
 
 # The probe report's page style and helpers, so both reports look alike.
@@ -109,10 +110,10 @@ def _bench_k(k: str, s: Mapping[str, Any], d: Path) -> str:
     head = ["strategy"]
     rows: dict[str, list[str]] = {}
     for dist, table in s["headline"].items():
-        head += [f"E[acc] ({dist})", f"gain vs none ({dist})", f"gap recovered ({dist})"]
+        head += [f"E[acc] ({dist})", f"gain vs none [paired 95%] ({dist})", f"gap recovered ({dist})"]
         for name, v in table.items():
             rows.setdefault(name, []).extend(
-                f"<td>{x:.3f}</td>" for x in (v["expected_acc"], v["gain_over_none"], v["gap_recovered"])
+                f"<td>{_e(x)}</td>" for x in (f"{v['expected_acc']:.3f}", gain_text(v), f"{v['gap_recovered']:.3f}")
             )
     parts.append("<h4>Headline: expected accuracy and gap recovered under two retriever rank distributions</h4>")
     parts.append("<p>" + "; ".join(f"<b>{_e(k2)}</b>: {_e(v)}" for k2, v in s["rank_distributions"].items()) + "</p>")

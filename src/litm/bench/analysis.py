@@ -36,6 +36,7 @@ __all__ = [
     "derived_cells",
     "direct_check",
     "fold_profiles",
+    "gain_intervals",
     "gap_recovered",
     "question_folds",
     "rank_weights",
@@ -111,23 +112,71 @@ def _orders(name: str, k: int, qid: int, fold: int, profiles: Mapping[int, Posit
     return arrangement(name, k, seed=qid)
 
 
-def derived_cells(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) -> dict[str, list[Cell]]:
-    """Per strategy, accuracy at gold ranks 1..k derived from the slot measurements (see module doc)."""
+def _question_orders(rows: Rows, k: int, strategies: Sequence[str]) -> dict[str, dict[int, list[int]]]:
+    """Per strategy, the order it gives each finished question (``profile``: the other fold's profile)."""
     hits = slot_hits(rows, k)
     folds = question_folds(rows)
     profiles = fold_profiles(rows, k)
-    out: dict[str, list[Cell]] = {}
     fixed = {name: arrangement(name, k) for name in strategies if name not in ("random", "profile")}
+    out: dict[str, dict[int, list[int]]] = {}
     for name in strategies:
-        counts = [[0, 0] for _ in range(k)]
-        for qid, h in hits.items():
+        out[name] = {}
+        for qid in hits:
             order = fixed.get(name) or _orders(name, k, qid, folds.get(qid, 0), profiles)
-            if order is None:
-                continue
+            if order is not None:
+                out[name][qid] = order
+    return out
+
+
+def derived_cells(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) -> dict[str, list[Cell]]:
+    """Per strategy, accuracy at gold ranks 1..k derived from the slot measurements (see module doc)."""
+    hits = slot_hits(rows, k)
+    out: dict[str, list[Cell]] = {}
+    for name, orders in _question_orders(rows, k, strategies).items():
+        counts = [[0, 0] for _ in range(k)]
+        for qid, order in orders.items():
             for r in range(1, k + 1):
-                counts[r - 1][0] += h[order.index(r) + 1]
+                counts[r - 1][0] += hits[qid][order.index(r) + 1]
                 counts[r - 1][1] += 1
         out[name] = [Cell(a, n) for a, n in counts]
+    return out
+
+
+def gain_intervals(
+    rows: Rows,
+    k: int,
+    distribution: str,
+    strategies: Sequence[str] = STRATEGIES,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Paired 95% bootstrap interval of each strategy's expected-accuracy gain over ``none``.
+
+    Every question is answered in every slot, so a strategy and ``none`` are compared on the same questions:
+    per question, the gain is ``sum_r p(r) (hit at X's slot for r - hit at none's slot for r)``, and the
+    questions are resampled (seeded, so the interval is reproducible). An interval that contains 0 means the
+    run cannot tell the strategy from rank order.
+    """
+    import random
+
+    hits = slot_hits(rows, k)
+    w = rank_weights(distribution, k)
+    orders = _question_orders(rows, k, ("none", *[s for s in strategies if s != "none"]))
+
+    def expected(order: list[int], qid: int) -> float:
+        return sum(p * hits[qid][order.index(r) + 1] for r, p in enumerate(w, 1))
+
+    rng = random.Random(seed)
+    out: dict[str, tuple[float, float]] = {}
+    for name, by_q in orders.items():
+        qids = [q for q in by_q if q in orders["none"]]
+        if not qids:
+            continue
+        diffs = [expected(by_q[q], q) - expected(orders["none"][q], q) for q in qids]
+        means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples))
+        lo, hi = means[int(0.025 * resamples)], means[min(int(0.975 * resamples), resamples - 1)]
+        out[name] = (round(lo, 4) + 0.0, round(hi, 4) + 0.0)
     return out
 
 
@@ -245,6 +294,16 @@ def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
     return {arm: dict(sorted(v.items())) for arm, v in out.items()}
 
 
+def _headline(
+    rows: Rows, k: int, derived: Mapping[str, Sequence[Cell]], slots: Sequence[Cell], dist: str, names: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    table: dict[str, dict[str, Any]] = dict(gap_recovered(derived, slots, dist))
+    for name, (lo, hi) in gain_intervals(rows, k, dist, names).items():
+        if name in table:
+            table[name] = {**table[name], "gain_ci": [lo, hi]}
+    return table
+
+
 def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Everything the report and the README quote, as JSON-ready data, per ``k``."""
     settings = settings or {}
@@ -262,7 +321,7 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
             "folds": {str(f): p.metadata.get("questions") for f, p in profiles.items()},
             "slot_accuracy": [c.to_dict() for c in slots],
             "derived": {name: [c.to_dict() for c in cells] for name, cells in derived.items()},
-            "headline": {d: gap_recovered(derived, slots, d) for d in RANK_DISTRIBUTIONS},
+            "headline": {d: _headline(rows, k, derived, slots, d, strategies) for d in RANK_DISTRIBUTIONS},
             "rank_distributions": RANK_DISTRIBUTIONS,
             "dead_zone": dead_zone_test(slots) if qids else None,
             "direct_check": direct_check(rows, k),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FIXED_STRATEGIES", "best_fixed", "cell", "summary_markdown"]
+__all__ = ["FIXED_STRATEGIES", "best_fixed", "cell", "gain_text", "summary_markdown"]
 
 #: Strategies whose order depends only on k (not on a measured profile or a random draw): the candidates for
 #: "best fixed strategy".
@@ -40,6 +40,13 @@ def best_fixed(headline: Mapping[str, Mapping[str, Any]]) -> str | None:
     if not fixed or len(values) == 1:
         return None
     return max(fixed, key=lambda name: (float(headline[name]["expected_acc"]), -fixed.index(name)))
+
+
+def gain_text(v: Mapping[str, Any]) -> str:
+    """``+0.027 [+0.004, +0.051]``: a headline row's gain over rank order with its paired interval, if any."""
+    text = f"{v['gain_over_none']:+.3f}"
+    ci = v.get("gain_ci")
+    return f"{text} [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else text
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -95,12 +102,12 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
             "",
         ]
         out += _table(
-            ["strategy", "expected accuracy", "gain vs `none`", "gap recovered"],
+            ["strategy", "expected accuracy", "gain vs `none` [paired 95%]", "gap recovered"],
             [
                 [
                     f"**`{name}`**" if name == best else f"`{name}`",
                     f"{v['expected_acc']:.3f}",
-                    f"{v['gain_over_none']:+.3f}",
+                    gain_text(v),
                     f"{v['gap_recovered']:.2f}",
                 ]
                 for name, v in table.items()
