@@ -20,6 +20,7 @@ from litm.bench.analysis import (
     derived_cells,
     direct_check,
     fold_profiles,
+    gain_intervals,
     gap_recovered,
     rank_weights,
     slot_cells,
@@ -27,7 +28,7 @@ from litm.bench.analysis import (
 )
 from litm.bench.data import Passage, QAItem, contains_answer, eligible_questions, load_items, mine_distractors
 from litm.bench.design import ARMS, STRATEGIES, arrangement, build_prompt, closed_book_prompt, gold_slot
-from litm.bench.outputs import BenchOutputs, write_outputs
+from litm.bench.outputs import BenchOutputs, refresh_outputs, write_outputs
 from litm.bench.runner import BENCH_VERSION, BenchConfig, BenchError, BenchRun, run_bench
 
 __all__ = [
@@ -50,11 +51,13 @@ __all__ = [
     "direct_check",
     "eligible_questions",
     "fold_profiles",
+    "gain_intervals",
     "gap_recovered",
     "gold_slot",
     "load_items",
     "mine_distractors",
     "rank_weights",
+    "refresh_outputs",
     "run_bench",
     "slot_cells",
     "summarize",
