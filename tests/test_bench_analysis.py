@@ -177,6 +177,9 @@ def test_gain_interval_is_paired_over_questions_and_reproducible() -> None:
     assert ci["none"] == (0.0, 0.0)
     assert 0 < ci["pyramid"][0] <= ci["pyramid"][1]
     assert ci == gain_intervals(rows, 4, "decaying")  # seeded
+    mixed = _slot_rows({q: [q % 2 == 0, q % 3 == 0, q % 5 == 0, q % 7 != 0] for q in range(1, 41)}, 4)
+    mixed_ci = gain_intervals(mixed, 4, "decaying")
+    assert mixed_ci["langchain"] == mixed_ci["pyramid"]  # the same order at k = 4 must get the same interval
     # A model with no positional preference: no strategy's interval leaves 0.
     flat = _slot_rows({q: [q % 3 == 0] * 4 for q in range(1, 13)}, 4)
     assert all(v == (0.0, 0.0) for v in gain_intervals(flat, 4, "decaying").values())

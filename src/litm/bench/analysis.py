@@ -167,13 +167,13 @@ def gain_intervals(
     def expected(order: list[int], qid: int) -> float:
         return sum(p * hits[qid][order.index(r) + 1] for r, p in enumerate(w, 1))
 
-    rng = random.Random(seed)
     out: dict[str, tuple[float, float]] = {}
     for name, by_q in orders.items():
         qids = [q for q in by_q if q in orders["none"]]
         if not qids:
             continue
         diffs = [expected(by_q[q], q) - expected(orders["none"][q], q) for q in qids]
+        rng = random.Random(seed)  # the same draws for every strategy: equal orders get equal intervals
         means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples))
         lo, hi = means[int(0.025 * resamples)], means[min(int(0.975 * resamples), resamples - 1)]
         out[name] = (round(lo, 4) + 0.0, round(hi, 4) + 0.0)
