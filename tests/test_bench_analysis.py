@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from litm.bench.analysis import (
+    ablation_vs_plain,
     dead_zone_test,
     derived_cells,
     direct_check,
@@ -19,6 +20,7 @@ from litm.bench.analysis import (
     summarize,
 )
 from litm.bench.design import arrangement
+from litm.bench.markdown import summary_markdown
 from litm.probe.analysis import Cell
 from litm.probe.scoring import score_output
 
@@ -190,3 +192,21 @@ def test_headline_carries_the_gain_interval() -> None:
     table = summarize(rows)["by_k"]["4"]["headline"]["decaying"]
     lo, hi = table["pyramid"]["gain_ci"]
     assert lo <= table["pyramid"]["gain_over_none"] <= hi
+
+
+def test_ablation_arms_are_compared_with_plain_on_the_same_prompts() -> None:
+    rows = _slot_rows({q: [True, False, False, q <= 8] for q in range(1, 11)}, 4)
+    for q in range(1, 11):
+        for slot in (1, 4):
+            plain = slot == 1 or q <= 8
+            # "both" loses the last slot's answers; "anchored" is plain with one answer gained at slot 4
+            arms = {"plain-both": plain and slot == 1, "anchored": plain or q == 10, "anchored-both": plain}
+            rows += [
+                {"phase": "ablation", "k": 4, "qid": q, "slot": slot, "arm": a, "hit": h} for a, h in arms.items()
+            ]
+    paired = ablation_vs_plain(rows, 4)
+    assert paired["plain-both"] == {"pairs": 20, "better": 0, "worse": 8, "p_value": 0.00781}
+    assert paired["anchored"]["better"] == 1 and paired["anchored"]["worse"] == 0
+    assert paired["anchored"]["p_value"] == 1.0 and paired["anchored-both"]["p_value"] == 1.0
+    text = summary_markdown(summarize(rows))
+    assert "`plain-both` right where plain missed 0, missed where plain was right 8, p = 0.0078" in text

@@ -140,6 +140,16 @@ def _bench_k(k: str, s: Mapping[str, Any], d: Path) -> str:
                 [(a, [_cell(v.get(str(x))) for x in ab_slots]) for a, v in ab.items()],
             )
         )
+        paired = s.get("ablation_vs_plain") or {}
+        if paired:
+            parts.append(
+                "<p>Paired against plain (same question and slot), exact McNemar: "
+                + "; ".join(
+                    f"{_e(a)}: {v['better']} better, {v['worse']} worse, p = {v['p_value']:.2g}"
+                    for a, v in paired.items()
+                )
+                + "</p>"
+            )
     for png in sorted(d.glob(f"bench-k{k}-*.png")):
         parts.append(_img(png))
     return "\n".join(parts)

@@ -26,12 +26,13 @@ from typing import Any
 
 from litm.bench.design import STRATEGIES, arrangement
 from litm.probe.analysis import Cell
-from litm.probe.stats import fisher_less
+from litm.probe.stats import fisher_less, mcnemar_exact
 from litm.profile import PositionProfile
 
 __all__ = [
     "RANK_DISTRIBUTIONS",
     "ablation_cells",
+    "ablation_vs_plain",
     "dead_zone_test",
     "derived_cells",
     "direct_check",
@@ -274,8 +275,8 @@ def _phase_cell(rows: Rows, phase: str, qids: set[int]) -> Cell:
     return Cell(sum(hits), len(hits))
 
 
-def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
-    """Accuracy per prompt arm and slot, on the questions that have every arm (plain = the slot run)."""
+def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[int, int], dict[str, bool]]:
+    """``{(qid, slot): {arm: hit}}`` for the prompts that have every arm (plain = the slot run)."""
     arms: dict[tuple[int, int], dict[str, bool]] = defaultdict(dict)
     for r in rows:
         if r.get("phase") == "ablation" and r.get("k") == k:
@@ -283,11 +284,33 @@ def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
     plain = {
         (int(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
     }
+    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and len(got) >= 3}
+
+
+def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
+    """Each ablation arm against the plain prompt on the same question and slot: discordant pairs, exact McNemar.
+
+    Pairing removes the question-to-question spread that dominates small samples: only prompts where exactly
+    one of the two arms answered carry information about the arm.
+    """
+    pairs = _ablation_pairs(rows, k)
+    out: dict[str, dict[str, Any]] = {}
+    for arm in sorted({a for got in pairs.values() for a in got} - {"plain"}):
+        better = sum(got[arm] and not got["plain"] for got in pairs.values())
+        worse = sum(got["plain"] and not got[arm] for got in pairs.values())
+        out[arm] = {
+            "pairs": len(pairs),
+            "better": better,
+            "worse": worse,
+            "p_value": round(mcnemar_exact(better, worse), 5),
+        }
+    return out
+
+
+def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
+    """Accuracy per prompt arm and slot, on the questions that have every arm (plain = the slot run)."""
     out: dict[str, dict[int, Cell]] = defaultdict(dict)
-    for (qid, slot), got in arms.items():
-        if (qid, slot) not in plain or len(got) < 3:
-            continue
-        got = {"plain": plain[(qid, slot)], **got}
+    for (_, slot), got in _ablation_pairs(rows, k).items():
         for arm, hit in got.items():
             c = out[arm].get(slot, Cell(0, 0))
             out[arm][slot] = Cell(c.hits + hit, c.n + 1)
@@ -328,6 +351,7 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
             "ablation": {
                 arm: {str(s): c.to_dict() for s, c in v.items()} for arm, v in ablation_cells(rows, k).items()
             },
+            "ablation_vs_plain": ablation_vs_plain(rows, k),
             "closed_book": _phase_cell(rows, "closed", qids).to_dict(),
             "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
             "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},

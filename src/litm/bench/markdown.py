@@ -150,6 +150,19 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
             ],
         )
         out.append("")
+        paired = s.get("ablation_vs_plain") or {}
+        if paired:
+            out += [
+                f"Paired against `plain` on the same {next(iter(paired.values()))['pairs']} prompts (question, slot), "
+                "exact McNemar: "
+                + "; ".join(
+                    f"`{arm}` right where plain missed {v['better']}, missed where plain was right {v['worse']}, "
+                    f"p = {v['p_value']:.2g}"
+                    for arm, v in paired.items()
+                )
+                + ".",
+                "",
+            ]
     return out
 
 

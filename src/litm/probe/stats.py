@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Z95", "fisher_greater", "fisher_less", "fisher_two_sided", "wilson", "wilson_half_width"]
+__all__ = ["Z95", "fisher_greater", "fisher_less", "fisher_two_sided", "mcnemar_exact", "wilson", "wilson_half_width"]
 
 Z95 = 1.959963984540054
 
@@ -71,3 +71,19 @@ def fisher_two_sided(hits_a: int, n_a: int, hits_b: int, n_b: int) -> float:
     observed = _hypergeom_pmf(hits_a, total, n_a, n_b)
     probs = [_hypergeom_pmf(k, total, n_a, n_b) for k in _support(total, n_a, n_b)]
     return min(1.0, sum(p for p in probs if p <= observed * (1 + 1e-9)))
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs of a paired comparison.
+
+    ``only_a``: pairs where only condition a hit; ``only_b``: only b. Under no difference each discordant pair
+    is a fair coin, so the p-value is a two-sided binomial test on them.
+
+    >>> round(mcnemar_exact(15, 4), 3)
+    0.019
+    """
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail: float = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
+    return min(1.0, 2 * tail)
