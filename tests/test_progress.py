@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+
+import pytest
 
 from litm.progress import LineProgress, Progress, format_duration, progress
 
@@ -50,3 +53,15 @@ def test_format_duration() -> None:
         "1h00m",
         "2h02m",
     ]
+
+
+def test_probe_progress_lines_name_the_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from litm.probe.grid import ProbeConfig
+    from litm.probe.runner import run_probe
+    from litm.probe.testing import DeadZoneModel
+
+    config = ProbeConfig(lengths=(256,), depths=(0.0, 1.0), trials=2)
+    run_probe(DeadZoneModel(), config, tmp_path, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("probe trials: 0/") and lines[-1].startswith("probe trials: ")
+    assert "(100%)" in lines[-1]

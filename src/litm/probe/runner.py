@@ -356,7 +356,7 @@ def run_probe(
         bar.advance(task_id)
 
     with make_progress("probe", enabled=progress) as bar:
-        task_id = bar.add_task("probe", total=len(pending))
+        task_id = bar.add_task("trials", total=len(pending))
         for batch in batches(pending, config.order):
             if adaptive is not None:
                 kept = [s for s in batch if adaptive.active(s)]
