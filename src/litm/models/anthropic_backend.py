@@ -25,9 +25,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError, PromptError
+from litm.errors import MissingDependencyError, ModelError, PromptError
 from litm.models.base import Completion, Message, Model, Prompt, check_max_tokens, check_messages, check_prompt
-from litm.models.openai_backend import is_context_error
+from litm.models.sdk import call_sdk
 
 _INSTALL = "pip install 'litm[anthropic]'"
 #: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
@@ -170,20 +170,15 @@ class AnthropicModel(Model):
                 self._client_obj = None
 
     def _call(self, fn: Any, **kwargs: Any) -> Any:
-        anthropic = _import_anthropic()
-        try:
-            return fn(**kwargs)
-        except anthropic.APITimeoutError as exc:
-            raise ModelError(f"{self.where} did not answer within {self.timeout:g} s ({self.spec})") from exc
-        except anthropic.APIConnectionError as exc:
-            raise ModelError(f"cannot reach {self.where} ({exc}) ({self.spec})") from exc
-        except anthropic.AuthenticationError as exc:
-            raise ModelError(f"{self.where} rejected the API key (401); check ANTHROPIC_API_KEY ({self.spec})") from exc
-        except anthropic.APIStatusError as exc:
-            message = _error_message(exc)
-            if exc.status_code in (400, 413) and is_context_error(message):
-                raise ContextWindowExceededError(f"{self.spec}: {message}") from exc
-            raise ModelError(f"{self.where} answered HTTP {exc.status_code}: {message} ({self.spec})") from exc
+        return call_sdk(
+            _import_anthropic(),
+            fn,
+            kwargs,
+            where=self.where,
+            spec=self.spec,
+            timeout=self.timeout,
+            key_env="ANTHROPIC_API_KEY",
+        )
 
     @property
     def context_window(self) -> int:
@@ -252,12 +247,3 @@ def _accepts(fn: Any, name: str) -> bool:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-
-
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(getattr(exc, "message", None) or exc)

@@ -22,7 +22,6 @@ naming the URL, an over-long prompt a :class:`~litm.errors.ContextWindowExceeded
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError
 from litm.models.base import Completion, Model, Prompt, check_max_tokens, check_prompt
+from litm.models.sdk import call_sdk
 
 #: Environment variable holding the key for ``openai-compatible:`` servers.
 COMPATIBLE_KEY_ENV = "LITM_COMPATIBLE_API_KEY"
@@ -52,7 +52,6 @@ OPENAI_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
     ("o3", 200_000),
     ("o4-mini", 200_000),
 )
-_CONTEXT_ERROR = re.compile(r"context[ _](length|window)|maximum context|prompt is too long|too many tokens", re.I)
 
 
 def _import_openai() -> Any:
@@ -61,11 +60,6 @@ def _import_openai() -> Any:
     except ImportError as exc:
         raise MissingDependencyError(f"OpenAI and OpenAI-compatible models need the openai SDK: {_INSTALL}") from exc
     return openai
-
-
-def is_context_error(message: str, code: object = None) -> bool:
-    """True when an API error says the prompt does not fit the context window."""
-    return code == "context_length_exceeded" or bool(_CONTEXT_ERROR.search(message))
 
 
 class OpenAIModel(Model):
@@ -153,20 +147,10 @@ class OpenAIModel(Model):
 
     def _call(self, fn: Any, **kwargs: Any) -> Any:
         """Run one SDK call and turn its exceptions into litm's typed errors."""
-        openai = _import_openai()
-        try:
-            return fn(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise ModelError(f"{self.where} did not answer within {self.timeout:g} s ({self.spec})") from exc
-        except openai.APIConnectionError as exc:
-            raise ModelError(f"cannot reach {self.where} ({exc}); is the server running? ({self.spec})") from exc
-        except openai.AuthenticationError as exc:
-            raise ModelError(f"{self.where} rejected the API key (401); check OPENAI_API_KEY ({self.spec})") from exc
-        except openai.APIStatusError as exc:
-            message = _error_message(exc)
-            if exc.status_code in (400, 413, 422) and is_context_error(message, _error_code(exc)):
-                raise ContextWindowExceededError(f"{self.spec}: {message}") from exc
-            raise ModelError(f"{self.where} answered HTTP {exc.status_code}: {message} ({self.spec})") from exc
+        key_env = COMPATIBLE_KEY_ENV if self.compatible else "OPENAI_API_KEY"
+        return call_sdk(
+            _import_openai(), fn, kwargs, where=self.where, spec=self.spec, timeout=self.timeout, key_env=key_env
+        )
 
     # -- facts -------------------------------------------------------------------------------------
     @property
@@ -217,9 +201,7 @@ class OpenAIModel(Model):
             for value in (info.get("max_model_len"), info.get("context_length"), meta.get("n_ctx_train")):
                 if isinstance(value, int) and value > 0:
                     return value
-        raise ModelError(
-            f"{self.where} does not report the context window of {self.name}: pass context_window=N"
-        )
+        raise ModelError(f"{self.where} does not report the context window of {self.name}: pass context_window=N")
 
     # -- generation --------------------------------------------------------------------------------
     def complete(
@@ -293,21 +275,3 @@ class OpenAIModel(Model):
                 f"prompt of {used} tokens plus max_tokens={max_tokens} exceeds the "
                 f"{self._context_window}-token context window of {self.spec}"
             )
-
-
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(getattr(exc, "message", None) or exc)
-
-
-def _error_code(exc: Any) -> object:
-    code = getattr(exc, "code", None)
-    if code:
-        return code
-    body = getattr(exc, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    return inner.get("code") if isinstance(inner, dict) else None

@@ -1,0 +1,65 @@
+"""What the OpenAI and Anthropic backends share: both official SDKs come from the same generator, with the same
+exception classes (``APITimeoutError``, ``APIConnectionError``, ``AuthenticationError``, ``APIStatusError``) and
+the same error bodies, so one function turns either SDK's failures into litm's typed errors.
+
+Example:
+    >>> is_context_error("prompt is too long: 210000 tokens > 200000 maximum")
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from litm.errors import ContextWindowExceededError, ModelError
+
+__all__ = ["call_sdk", "error_code", "error_message", "is_context_error"]
+
+_CONTEXT_ERROR = re.compile(r"context[ _](length|window)|maximum context|prompt is too long|too many tokens", re.I)
+
+#: HTTP statuses with which providers and llama.cpp-style servers reject a prompt that does not fit.
+_CONTEXT_STATUSES = (400, 413, 422)
+
+
+def is_context_error(message: str, code: object = None) -> bool:
+    """True when an API error says the prompt does not fit the context window."""
+    return code == "context_length_exceeded" or bool(_CONTEXT_ERROR.search(message))
+
+
+def error_message(exc: Any) -> str:
+    """The provider's own message from an SDK error (``body.error.message``), else the exception text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", None) or exc)
+
+
+def error_code(exc: Any) -> object:
+    """The machine-readable error code of an SDK error (``exc.code`` or ``body.error.code``), if any."""
+    code = getattr(exc, "code", None)
+    if code:
+        return code
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    return inner.get("code") if isinstance(inner, dict) else None
+
+
+def call_sdk(sdk: Any, fn: Any, kwargs: dict[str, Any], *, where: str, spec: str, timeout: float, key_env: str) -> Any:
+    """Run one SDK call ``fn(**kwargs)``; translate ``sdk``'s exceptions into :class:`ModelError` and
+    :class:`ContextWindowExceededError`, naming the endpoint, the model spec and (on 401) the key variable."""
+    try:
+        return fn(**kwargs)
+    except sdk.APITimeoutError as exc:
+        raise ModelError(f"{where} did not answer within {timeout:g} s ({spec})") from exc
+    except sdk.APIConnectionError as exc:
+        raise ModelError(f"cannot reach {where} ({exc}); is the server running? ({spec})") from exc
+    except sdk.AuthenticationError as exc:
+        raise ModelError(f"{where} rejected the API key (401); check {key_env} ({spec})") from exc
+    except sdk.APIStatusError as exc:
+        message = error_message(exc)
+        if exc.status_code in _CONTEXT_STATUSES and is_context_error(message, error_code(exc)):
+            raise ContextWindowExceededError(f"{spec}: {message}") from exc
+        raise ModelError(f"{where} answered HTTP {exc.status_code}: {message} ({spec})") from exc
