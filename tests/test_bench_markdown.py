@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from litm.bench.analysis import summarize
-from litm.bench.markdown import best_fixed, cell, summary_markdown
+from litm.bench.analysis import best_fixed, summarize
+from litm.bench.markdown import cell, summary_markdown
 from litm.bench.outputs import SUMMARY_MD, write_outputs
 
 

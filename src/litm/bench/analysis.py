@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.bench.design import STRATEGIES, arrangement
+from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement
 from litm.probe.analysis import Cell
 from litm.probe.stats import fisher_less, mcnemar_exact
 from litm.profile import PositionProfile
@@ -33,6 +33,7 @@ __all__ = [
     "RANK_DISTRIBUTIONS",
     "ablation_cells",
     "ablation_vs_plain",
+    "best_fixed",
     "dead_zone_test",
     "derived_cells",
     "direct_check",
@@ -201,6 +202,19 @@ def gap_recovered(
             "gap_recovered": round((exp - worst) / gap, 4) if gap > 0 else float("nan"),
         }
     return out
+
+
+def best_fixed(headline: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The fixed strategy with the highest expected accuracy in one headline table (first listed wins ties).
+
+    ``None`` when there is no fixed strategy, or when every strategy ties (as they must under a uniform gold
+    rank, where a placement only permutes slots): naming a winner there would be noise.
+    """
+    fixed = [name for name in headline if name in FIXED_STRATEGIES]
+    values = {round(float(v["expected_acc"]), 6) for v in headline.values()}
+    if not fixed or len(values) == 1:
+        return None
+    return max(fixed, key=lambda name: (float(headline[name]["expected_acc"]), -fixed.index(name)))
 
 
 def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:

@@ -16,30 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FIXED_STRATEGIES", "best_fixed", "cell", "gain_text", "summary_markdown"]
+from litm.bench.analysis import best_fixed
 
-#: Strategies whose order depends only on k (not on a measured profile or a random draw): the candidates for
-#: "best fixed strategy".
-FIXED_STRATEGIES = ("reverse", "edges", "pyramid", "langchain")
-
+__all__ = ["cell", "gain_text", "summary_markdown"]
 
 def cell(c: Mapping[str, Any], *, counts: bool = False) -> str:
     """``0.25 [0.14, 0.40]`` (with ``10/40`` in front when ``counts``), from a summary cell."""
     text = f"{c['acc']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]"
     return f"{c['hits']}/{c['n']} = {text}" if counts else text
-
-
-def best_fixed(headline: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The fixed strategy with the highest expected accuracy in one headline table (first listed wins ties).
-
-    ``None`` when there is no fixed strategy, or when every strategy ties (as they must under a uniform gold
-    rank, where a placement only permutes slots): naming a winner there would be noise.
-    """
-    fixed = [name for name in headline if name in FIXED_STRATEGIES]
-    values = {round(float(v["expected_acc"]), 6) for v in headline.values()}
-    if not fixed or len(values) == 1:
-        return None
-    return max(fixed, key=lambda name: (float(headline[name]["expected_acc"]), -fixed.index(name)))
 
 
 def gain_text(v: Mapping[str, Any]) -> str:

@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from litm.bench.design import FIXED_STRATEGIES, arrangement
+from litm.bench.analysis import best_fixed
+from litm.bench.design import arrangement
 from litm.errors import MissingDependencyError
 from litm.profile import PositionProfile
 
-__all__ = ["best_fixed", "write_plots"]
+__all__ = ["write_plots"]
 
 _DPI = 96
 
@@ -38,11 +39,19 @@ def _pyplot() -> Any:
     return plt
 
 
-def best_fixed(s: Mapping[str, Any], distribution: str = "decaying") -> str | None:
-    """The fixed strategy (edges, pyramid, langchain) with the highest expected accuracy, or None."""
-    table = s["headline"].get(distribution, {})
-    cands = [n for n in FIXED_STRATEGIES if n in table]
-    return max(cands, key=lambda n: (table[n]["expected_acc"], -FIXED_STRATEGIES.index(n))) if cands else None
+def _offset(j: int, groups: int, width: float) -> float:
+    """Where bar group ``j`` of ``groups`` sits around its tick."""
+    return (j - (groups - 1) / 2) * width
+
+
+def _save(plt: Any, fig: Any, ax: Any, path: Path) -> Path:
+    """The finish every bar chart shares: legend, horizontal grid, tight layout, PNG, figure closed."""
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 def _accuracy(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
@@ -81,7 +90,7 @@ def _placement(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
     plt = _pyplot()
     weights = [c["acc"] for c in s["slot_accuracy"]]
     measured = PositionProfile.from_weights(weights, name="measured")
-    shown = ["none"] + [n for n in (best_fixed(s),) if n] + ["profile"]
+    shown = ["none"] + [n for n in (best_fixed(s["headline"].get("decaying", {})),) if n] + ["profile"]
     fig, ax = plt.subplots(figsize=(8.5, 4.0), dpi=_DPI)
     width = 0.8 / len(shown)
     for j, name in enumerate(shown):
@@ -90,18 +99,13 @@ def _placement(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
         label = {"none": "before (rank order)", "profile": "after: profile (pooled measured profile)"}.get(
             name, f"after: {name}"
         )
-        ax.bar([r + (j - (len(shown) - 1) / 2) * width for r in range(1, k + 1)], got, width, label=label)
+        ax.bar([r + _offset(j, len(shown), width) for r in range(1, k + 1)], got, width, label=label)
     ax.set_xticks(range(1, k + 1))
     ax.set_xlabel("retrieval rank of the document (1 = best)")
     ax.set_ylabel("position weight = measured accuracy of its slot")
     ax.set_ylim(0, 1.03)
     ax.set_title(f"{model}, k={k}: where each rank lands, weighted by the measured slot accuracy", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path)
 
 
 def _headline(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
@@ -112,17 +116,12 @@ def _headline(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
     width = 0.8 / max(len(dists), 1)
     for j, d in enumerate(dists):
         vals = [s["headline"][d].get(n, {}).get("gap_recovered", float("nan")) for n in names]
-        ax.bar([i + (j - (len(dists) - 1) / 2) * width for i in range(len(names))], vals, width, label=f"{d} gold rank")
+        ax.bar([i + _offset(j, len(dists), width) for i in range(len(names))], vals, width, label=f"{d} gold rank")
     ax.set_xticks(range(len(names)), names)
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle=":")
     ax.set_ylabel("gap recovered (0 = worst slot, 1 = best)")
     ax.set_title(f"{model}, k={k}: fraction of the worst-to-best slot gap recovered", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path)
 
 
 def _ablation(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
@@ -132,7 +131,7 @@ def _ablation(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
     fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=_DPI)
     width = 0.8 / max(len(arms), 1)
     for j, (arm, cells) in enumerate(arms.items()):
-        xs = [i + (j - (len(arms) - 1) / 2) * width for i in range(len(slots))]
+        xs = [i + _offset(j, len(arms), width) for i in range(len(slots))]
         accs = [cells.get(str(sl), {}).get("acc", 0.0) for sl in slots]
         err_lo = [a - cells.get(str(sl), {}).get("lo", a) for a, sl in zip(accs, slots, strict=True)]
         err_hi = [cells.get(str(sl), {}).get("hi", a) - a for a, sl in zip(accs, slots, strict=True)]
@@ -142,12 +141,7 @@ def _ablation(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
     ax.set_ylim(0, 1.03)
     ax.set_ylabel("accuracy")
     ax.set_title(f"{model}, k={k}: prompt formatting ablation ({n} questions per bar)", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path)
 
 
 def write_plots(summary: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
