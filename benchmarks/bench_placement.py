@@ -20,7 +20,7 @@ from langchain_community.document_transformers import LongContextReorder
 from langchain_core.documents import Document
 
 import litm
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 
 
 def median_time(fn: Callable[[], Any], repeat: int) -> float:

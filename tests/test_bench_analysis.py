@@ -21,8 +21,8 @@ from litm.bench.analysis import (
 )
 from litm.bench.design import arrangement
 from litm.bench.markdown import summary_markdown
-from litm.probe.analysis import Cell
-from litm.probe.scoring import score_output
+from litm.eval.scoring import score_output
+from litm.eval.stats import Cell
 
 
 @pytest.mark.parametrize(

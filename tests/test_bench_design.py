@@ -17,7 +17,7 @@ from litm.bench.design import (
     gold_slot,
 )
 from litm.placement import RandomOrder, place
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 
 PROFILE = PositionProfile.from_weights([0.7, 0.5, 0.3, 0.2, 0.2, 0.25, 0.3, 0.4, 0.5, 0.8], name="t")
 

@@ -13,13 +13,13 @@ from typer.testing import CliRunner
 
 from litm.bench.analysis import summarize
 from litm.bench.data import load_items
+from litm.bench.report import write_report
 from litm.bench.runner import BenchConfig, BenchError, run_bench
 from litm.cli import app
-from litm.models.base import Completion, Model, Prompt
+from litm.eval.scoring import normalize
+from litm.models.base import Completion, Model, PromptInput
 from litm.models.spec import register_backend, unregister_backend
-from litm.probe.scoring import normalize
 from litm.probe.testing import WordTokenizer
-from litm.report import write_report
 
 pytest.importorskip("bm25s")
 
@@ -52,7 +52,7 @@ class EdgeModel(Model):
 
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,
@@ -188,7 +188,7 @@ class ChatEdgeModel(EdgeModel):
     def supports_chat(self) -> bool:
         return True
 
-    def complete(self, prompt: Prompt, **kw: Any) -> Completion:
+    def complete(self, prompt: PromptInput, **kw: Any) -> Completion:
         assert not isinstance(prompt, str) and len(prompt) == 1 and prompt[0]["role"] == "user"
         return super().complete(prompt[0]["content"], **kw)
 

@@ -154,7 +154,7 @@ def test_bad_arguments() -> None:
 def test_budget_from_a_measured_profile(tmp_path: Any) -> None:
     from litm.budget import max_input_tokens_from
     from litm.errors import InvalidProfileError
-    from litm.profile import PositionProfile
+    from litm.placement.profile import PositionProfile
 
     measured = PositionProfile.from_weights([1.0, 0.7, 0.95], metadata={"recommended_max_input_tokens": 2048})
     path = tmp_path / "profile.json"

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.documents import Document as LCDocument
 
 import litm
-from litm.documents import Doc, to_doc
+from litm.placement.documents import Doc, to_doc
 
 
 @dataclass

@@ -43,7 +43,7 @@ def test_second_use_does_not_hash_again(assembled: Path, monkeypatch: pytest.Mon
     def forbidden(*args: object) -> None:
         raise AssertionError("hashed or assembled again")
 
-    monkeypatch.setattr(emb, "_sha256", forbidden)
+    monkeypatch.setattr(emb, "sha256_file", forbidden)
     monkeypatch.setattr(emb, "_assemble", forbidden)
     assert emb.default_model_path(assembled.parent) == assembled
 

@@ -22,8 +22,9 @@ from litm.models import (
     register_backend,
     unregister_backend,
 )
-from litm.models.base import Prompt, check_messages, check_prompt, is_messages
+from litm.models.base import PromptInput, check_prompt
 from litm.models.local import _ctx_size
+from litm.prompt.messages import check_messages, is_messages
 from litm.tokens import EstimateTokenizer, Tokenizer
 
 
@@ -131,7 +132,7 @@ class EchoModel(Model):
 
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,

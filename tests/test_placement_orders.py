@@ -7,7 +7,7 @@ from langchain_community.document_transformers import LongContextReorder
 from langchain_core.documents import Document
 
 import litm
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 
 # Written out by hand from the definitions in the issue (not generated from the code under test).
 EXPECTED: dict[str, dict[int, list[int]]] = {
@@ -124,8 +124,17 @@ def test_register_custom_strategy() -> None:
     litm.register_strategy("middle-first-test", MiddleFirst)
     try:
         assert litm.place(names(5), "middle-first-test").ranks == [5, 4, 3, 2, 1]
+        assert "middle-first-test" in litm.placement.strategy_names()
+        # One rule for every name: a taken one (a built-in or this one) is refused without replace=True.
+        with pytest.raises(litm.AlreadyRegisteredError):
+            litm.register_strategy("middle-first-test", MiddleFirst)
+        with pytest.raises(litm.AlreadyRegisteredError, match="pyramid"):
+            litm.register_strategy("pyramid", MiddleFirst)
+        litm.register_strategy("middle-first-test", litm.Edges, replace=True)
+        assert litm.place(names(5), "middle-first-test").ranks == [1, 3, 5, 4, 2]
     finally:
-        del litm.STRATEGIES["middle-first-test"]
+        litm.placement.unregister_strategy("middle-first-test")
+    assert "middle-first-test" not in litm.STRATEGIES
 
 
 def test_broken_custom_strategy_is_caught() -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from litm.placement.profile import PositionProfile
 from litm.probe import ProbeConfig, plan, read_rows, verify_row
-from litm.profile import PositionProfile
 
 pytestmark = pytest.mark.model
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from litm.placement.profile import PositionProfile
 from litm.probe import (
     ProbeConfig,
     ProbeError,
@@ -21,7 +22,6 @@ from litm.probe import (
 )
 from litm.probe.estimate import estimate
 from litm.probe.testing import DeadZoneModel
-from litm.profile import PositionProfile
 
 SMALL = ProbeConfig(lengths=(256, 512), depths=(0.0, 0.5, 1.0), trials=4)
 

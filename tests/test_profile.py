@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import litm
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 
 
 def test_interpolation_and_exact_ties() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.progress import LineProgress, Progress, format_duration, progress
+from litm.util.progress import LineProgress, Progress, format_duration, progress
 
 
 def test_lines_are_rate_limited_but_the_last_step_is_always_reported() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from litm.prompt import ChatTemplate, Neutralizer, Prompt, PromptBuilder, parse_prompt
-from litm.records import read_records
+from litm.util.records import read_records
 
 DATA = Path(__file__).parent / "data"
 CASES: list[dict[str, str]] = read_records(DATA / "prompt_adversarial.jsonl")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from litm.prompt import ChatTemplate, Prompt, PromptBuilder, PromptTemplate, parse_prompt
-from litm.records import read_records
+from litm.util.records import read_records
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "prompt_golden"

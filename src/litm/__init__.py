@@ -8,8 +8,8 @@ Quick start:
 
 from litm._version import __version__
 from litm.budget import compact_history, fit, guard
-from litm.documents import Doc, to_doc, to_docs
 from litm.errors import (
+    AlreadyRegisteredError,
     ContextBudgetExceeded,
     ContextWindowExceededError,
     DuplicateIdError,
@@ -39,13 +39,15 @@ from litm.placement import (
     place,
     register_strategy,
 )
-from litm.plan import PlacementPlan, SlotInfo
-from litm.profile import PositionProfile
+from litm.placement.documents import Doc, to_doc, to_docs
+from litm.placement.plan import PlacementPlan, SlotInfo
+from litm.placement.profile import PositionProfile
+from litm.placement.ranking import rank
 from litm.prompt import Prompt, PromptBuilder, build_prompt, parse_citations
-from litm.ranking import rank
 
 __all__ = [
     "STRATEGIES",
+    "AlreadyRegisteredError",
     "ContextBudgetExceeded",
     "ContextWindowExceededError",
     "Doc",

@@ -41,6 +41,10 @@ class UnknownStrategyError(LitmError, ValueError):
     """A placement strategy name is not registered."""
 
 
+class AlreadyRegisteredError(LitmError, ValueError):
+    """A plugin name (a placement strategy, a model backend scheme) is taken; pass ``replace=True`` to replace it."""
+
+
 class InvalidProfileError(LitmError, ValueError):
     """A position profile is malformed (no points, positions outside [0, 1], bad weights)."""
 
@@ -71,6 +75,10 @@ class MissingDependencyError(LitmError, ImportError):
 
 class ContextWindowExceededError(LitmError, ValueError):
     """A prompt is longer than the model's context window."""
+
+
+class EvalError(LitmError, ValueError):
+    """An evaluation cannot run or read its results: bad settings, a corrupt or mismatched results file."""
 
 
 class ContextBudgetExceeded(LitmError, ValueError):

@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement
-from litm.probe.analysis import Cell
-from litm.probe.stats import fisher_less, mcnemar_exact
-from litm.profile import PositionProfile
+from litm.eval.stats import Cell, fisher_less, mcnemar_exact
+from litm.placement.profile import PositionProfile
 
 __all__ = [
     "RANK_DISTRIBUTIONS",

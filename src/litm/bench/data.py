@@ -23,8 +23,8 @@ from functools import lru_cache
 from typing import Any
 
 from litm.errors import MissingDependencyError
-from litm.probe.corpus import nq_rows
-from litm.probe.scoring import normalize
+from litm.eval.datasets import nq_rows
+from litm.eval.scoring import normalize
 
 __all__ = ["Passage", "QAItem", "contains_answer", "eligible_questions", "load_items", "mine_distractors"]
 

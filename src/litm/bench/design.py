@@ -18,7 +18,7 @@ from typing import Any
 
 from litm.bench.data import Passage
 from litm.placement import RandomOrder, Strategy, get_strategy, place
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 from litm.prompt import PromptBuilder
 
 __all__ = [

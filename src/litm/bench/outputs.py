@@ -17,7 +17,7 @@ from typing import Any
 from litm.bench.analysis import fold_profiles, summarize
 from litm.bench.markdown import summary_markdown
 from litm.errors import LitmError
-from litm.probe.results import read_rows
+from litm.eval.results import read_rows
 
 __all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs"]
 
@@ -51,7 +51,7 @@ def write_outputs(
     result = BenchOutputs(summary, summary_path)
     if plots:
         from litm.bench.plots import write_plots
-        from litm.report import write_report
+        from litm.bench.report import write_report
 
         result.plots = write_plots(summary, out)
         result.report = write_report(out)

@@ -20,23 +20,12 @@ from typing import Any
 
 from litm.bench.analysis import best_fixed
 from litm.bench.design import arrangement
-from litm.errors import MissingDependencyError
-from litm.profile import PositionProfile
+from litm.eval.plots import pyplot
+from litm.placement.profile import PositionProfile
 
 __all__ = ["write_plots"]
 
 _DPI = 96
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise MissingDependencyError("benchmark plots need matplotlib: pip install 'litm[bench]'") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _offset(j: int, groups: int, width: float) -> float:
@@ -55,7 +44,7 @@ def _save(plt: Any, fig: Any, ax: Any, path: Path) -> Path:
 
 
 def _accuracy(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.0), dpi=_DPI, sharey=True)
     xs = list(range(1, k + 1))
     slots = s["slot_accuracy"]
@@ -87,7 +76,7 @@ def _accuracy(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
 
 
 def _placement(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     weights = [c["acc"] for c in s["slot_accuracy"]]
     measured = PositionProfile.from_weights(weights, name="measured")
     shown = ["none"] + [n for n in (best_fixed(s["headline"].get("decaying", {})),) if n] + ["profile"]
@@ -109,7 +98,7 @@ def _placement(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
 
 
 def _headline(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=_DPI)
     dists = list(s["headline"])
     names = [n for n in s["derived"] if any(n in s["headline"][d] for d in dists)]
@@ -125,7 +114,7 @@ def _headline(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
 
 
 def _ablation(s: Mapping[str, Any], k: int, path: Path, model: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     arms = s["ablation"]
     slots = sorted({int(x) for v in arms.values() for x in v})
     fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=_DPI)

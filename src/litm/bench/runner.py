@@ -38,12 +38,12 @@ from litm.bench.design import (
     closed_book_prompt,
     fold_of,
 )
-from litm.errors import LitmError
-from litm.models.base import Completion, Model, Prompt, run_each
-from litm.probe.results import ResultsLog
-from litm.probe.runner import model_mode
-from litm.probe.scoring import score_output
-from litm.progress import progress as make_progress
+from litm.errors import EvalError
+from litm.eval.results import ResultsLog, changed_settings
+from litm.eval.runs import model_mode
+from litm.eval.scoring import score_output
+from litm.models.base import Completion, Model, PromptInput, run_each
+from litm.util.progress import progress as make_progress
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
 
@@ -53,7 +53,7 @@ _IDENTITY_DEFAULTS = {"prompt_format": "completion"}
 SETTINGS = "run.json"
 
 
-class BenchError(LitmError, ValueError):
+class BenchError(EvalError):
     """A benchmark that cannot run as asked (bad settings, a resume that would mix settings)."""
 
 
@@ -212,7 +212,7 @@ def _execute(
 
     def call(job: Job) -> Completion:
         # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
-        prompt: Prompt = [{"role": "user", "content": job.prompt}] if chat else job.prompt
+        prompt: PromptInput = [{"role": "user", "content": job.prompt}] if chat else job.prompt
         return model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
 
     run_each(model, jobs, call, on_done)
@@ -249,13 +249,8 @@ def _check_resume(path: Path, settings: dict[str, Any], *, resume: bool) -> None
         raise BenchError(
             f"{path.parent} already holds a benchmark run; pass --resume to continue it or use another --out"
         )
-    try:
-        old = json.loads(path.read_text(encoding="utf-8")).get("identity", {})
-    except (OSError, json.JSONDecodeError):
-        old = {}
     # Runs recorded before a setting existed used its then-only value.
-    old = {**_IDENTITY_DEFAULTS, **old}
-    diffs = [k for k in sorted(set(old) | set(settings["identity"])) if old.get(k) != settings["identity"].get(k)]
+    diffs = changed_settings(path, settings["identity"], defaults=_IDENTITY_DEFAULTS)
     if diffs:
         raise BenchError(f"{path.parent} holds a run with different settings ({', '.join(diffs)}); use another --out")
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litm.budget.counting import Counter, as_counter
-from litm.budget.sentences import split_sentences
-from litm.documents import Doc
 from litm.errors import ContextBudgetExceeded, LitmError
-from litm.ranking import Dedup, RankBy, rank
+from litm.placement.documents import Doc
+from litm.placement.ranking import Dedup, RankBy, rank
+from litm.util.sentences import split_sentences
 
 __all__ = ["FitResult", "fit"]
 

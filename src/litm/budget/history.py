@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litm.budget.counting import Counter, _content_text, as_counter
-from litm.budget.sentences import first_sentence
 from litm.errors import ContextBudgetExceeded, LitmError
+from litm.util.sentences import first_sentence
 
 __all__ = ["Compaction", "compact_history", "extractive_summary"]
 

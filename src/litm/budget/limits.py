@@ -5,7 +5,7 @@ whose mid-context accuracy stays near the model's short-context accuracy) into t
 gate can use it directly, capped by the model's real window and by any budget the caller sets.
 
 Example:
-    >>> from litm.profile import PositionProfile
+    >>> from litm.placement.profile import PositionProfile
     >>> p = PositionProfile.from_weights([1, 0.8, 1], metadata={"recommended_max_input_tokens": 4096})
     >>> max_input_tokens_from(p, context_window=32768, reserve_output_tokens=256)
     3840
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from litm.errors import InvalidProfileError, LitmError
-from litm.profile import PositionProfile
+from litm.placement.profile import PositionProfile
 
 __all__ = ["max_input_tokens_from"]
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from litm.records import parse_records, read_records
+from litm.util.records import parse_records, read_records
 
 
 def load_input(path: Path | None) -> list[Any]:

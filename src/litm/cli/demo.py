@@ -22,8 +22,8 @@ import typer
 
 from litm.cli import app
 from litm.placement import place
-from litm.profile import PositionProfile
-from litm.records import parse_records
+from litm.placement.profile import PositionProfile
+from litm.util.records import parse_records
 
 # The demo grid: a few minutes on 2 CPU cores with prefix reuse; --quick: seconds (used by the tests).
 _FULL = {"lengths": (512, 1024, 2048), "depths": (0.0, 0.25, 0.5, 0.75, 1.0), "trials": 4}
@@ -70,9 +70,9 @@ def _probe(out: Path, quick: bool, progress: bool, threads: int | None) -> Posit
 
 
 def _answer(question: dict[str, Any], placed: list[dict[str, Any]], threads: int | None) -> None:
+    from litm.eval.scoring import normalize
     from litm.probe.items import render_docs
     from litm.probe.layouts import LAYOUTS
-    from litm.probe.scoring import normalize
 
     prompt = LAYOUTS["plain"].render(
         document=render_docs([(str(d.get("title", "")), str(d["text"])) for d in placed]),

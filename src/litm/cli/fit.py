@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum, StrEnum
 from pathlib import Path
 
 import typer
@@ -12,19 +11,10 @@ import typer
 from litm.budget import fit
 from litm.cli import app
 from litm.cli._input import load_input
+from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy
 from litm.errors import ContextBudgetExceeded
-from litm.placement import STRATEGIES
-from litm.prompt import FORMATS, LANGS, PromptBuilder
+from litm.prompt import PromptBuilder
 from litm.tokens import get_tokenizer
-
-FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS if n != "jinja"}, type=str)  # type: ignore[misc]
-LangOpt = Enum("LangOpt", {n: n for n in LANGS}, type=str)  # type: ignore[misc]
-StrategyOpt = Enum("StrategyOpt", {name: name for name in STRATEGIES}, type=str)  # type: ignore[misc]
-
-
-class RankByOpt(StrEnum):
-    input = "input"
-    score = "score"
 
 
 @app.command("fit")
@@ -36,7 +26,9 @@ def fit_cmd(
     reserve: int = typer.Option(0, "--reserve", min=0, help="Tokens reserved for the answer."),
     fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Count and print in this format."),
     lang: LangOpt = typer.Option("en", "--lang", help="Language of the prompt's labels."),
-    strategy: StrategyOpt = typer.Option("pyramid", "--strategy", "-s", help="Placement, re-applied after trimming."),
+    strategy: str = typer.Option(
+        "pyramid", "--strategy", "-s", callback=check_strategy, help="Placement, re-applied after trimming."
+    ),
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     truncate: bool = typer.Option(False, "--truncate", help="Cut the best dropped document at a sentence end."),
     system: str | None = typer.Option(None, "--system", help="System text (counted)."),
@@ -50,7 +42,7 @@ def fit_cmd(
     """
     records = load_input(path)
     builder = PromptBuilder(
-        lang=str(lang.value), strategy=str(strategy.value), scores=not no_scores, middle_marker=middle_marker,
+        lang=str(lang.value), strategy=strategy, scores=not no_scores, middle_marker=middle_marker,
         system=system,
     )
     tokenizer = get_tokenizer(model)

@@ -19,7 +19,7 @@ import typer
 from litm.cli import app
 from litm.errors import InputFormatError
 from litm.models import EMBEDDED, Model, backends, cache_dir, load_model
-from litm.models.base import Message
+from litm.prompt.messages import Message
 
 _MODEL_HELP = (
     "Model spec: local, local:smollm2, local:PATH.gguf, openai:MODEL, openai-compatible:URL@MODEL, anthropic:MODEL."

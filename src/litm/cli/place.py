@@ -4,34 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from litm.cli import app
 from litm.cli._input import load_input
-from litm.placement import DEFAULT_MIN_DOCS, STRATEGIES, place
-from litm.profile import PositionProfile
-
-# Built from the registry so strategies registered by plugins before the CLI loads are offered too.
-StrategyName = StrEnum("StrategyName", {name: name for name in STRATEGIES})  # type: ignore[misc]
-
-
-class RankByOpt(StrEnum):
-    input = "input"
-    score = "score"
-
-
-class DedupOpt(StrEnum):
-    id = "id"
-    content = "content"
+from litm.cli._options import DedupOpt, RankByOpt, check_strategy
+from litm.placement import DEFAULT_MIN_DOCS, place
+from litm.placement.profile import PositionProfile
 
 
 @app.command("place")
 def place_cmd(
     path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
-    strategy: StrategyName = typer.Option("edges", "--strategy", "-s", help="Placement strategy."),
+    strategy: str = typer.Option(
+        "edges", "--strategy", "-s", callback=check_strategy, help="Placement strategy (a registered name)."
+    ),
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="Scores are distances (lower = better)."),
     top_k: int | None = typer.Option(None, "--top-k", min=0, help="Keep only the K best-ranked documents."),
@@ -49,7 +38,7 @@ def place_cmd(
     prof = PositionProfile.load(profile) if profile is not None else None
     plan = place(
         records,
-        strategy=str(strategy.value),
+        strategy=strategy,
         rank_by=rank_by.value,
         higher_is_better=not lower_is_better,
         dedup=dedup.value if dedup else None,

@@ -109,12 +109,12 @@ def probe_cmd(
         raise fail("--model is required (for example --model local); see litm probe --help")
     if resume and fresh:
         raise fail("--resume and --fresh contradict each other")
+    from litm.eval.results import ResultsLog
     from litm.models import load_model
     from litm.probe.corpus import load_corpus
     from litm.probe.estimate import estimate
     from litm.probe.grid import ProbeConfig, parse_depths, parse_lengths
     from litm.probe.outputs import write_outputs
-    from litm.probe.results import ResultsLog
     from litm.probe.runner import run_probe
 
     config = ProbeConfig(
@@ -177,8 +177,8 @@ def diff_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
     """Compare two position profiles depth by depth (Fisher exact test when both are probe results)."""
+    from litm.placement.profile import PositionProfile
     from litm.probe.export import diff_profiles
-    from litm.profile import PositionProfile
 
     d = diff_profiles(PositionProfile.load(a), PositionProfile.load(b))
     if as_json:
@@ -196,10 +196,10 @@ def report_cmd(
     corpus: Path | None = typer.Option(None, "--corpus", help="The run's own corpus, if it was not the default."),
 ) -> None:
     """Re-analyse a finished (or partial) run and rewrite its profile, plots and report."""
+    from litm.eval.results import read_rows
     from litm.probe.corpus import load_corpus
     from litm.probe.outputs import write_outputs
     from litm.probe.rescore import rescore_rows, write_rows
-    from litm.probe.results import read_rows
 
     rows = read_rows(out / "results.jsonl")
     try:

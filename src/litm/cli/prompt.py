@@ -4,27 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum, StrEnum
 from pathlib import Path
 
 import typer
 
 from litm.cli import app
 from litm.cli._input import load_input
+from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, RankByOpt, check_strategy
 from litm.errors import PromptError
-from litm.placement import STRATEGIES
-from litm.profile import PositionProfile
-from litm.prompt import FORMATS, LANGS, QUESTION_POSITIONS, ChatTemplate, PromptBuilder, PromptTemplate
-
-FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS}, type=str)  # type: ignore[misc]
-LangOpt = Enum("LangOpt", {n: n for n in LANGS}, type=str)  # type: ignore[misc]
-QuestionPosOpt = Enum("QuestionPosOpt", {n: n for n in QUESTION_POSITIONS}, type=str)  # type: ignore[misc]
-StrategyOpt = Enum("StrategyOpt", {name: name for name in STRATEGIES}, type=str)  # type: ignore[misc]
-
-
-class RankByOpt(StrEnum):
-    input = "input"
-    score = "score"
+from litm.placement.profile import PositionProfile
+from litm.prompt import ChatTemplate, PromptBuilder, PromptTemplate
 
 
 def _chat_template(path: Path) -> ChatTemplate:
@@ -44,7 +33,9 @@ def prompt_cmd(
     question: str = typer.Option(..., "--question", "-q", help="The question (untrusted text, escaped)."),
     fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Output format."),
     lang: LangOpt = typer.Option("en", "--lang", help="Language of the prompt's labels and texts."),
-    strategy: StrategyOpt | None = typer.Option(None, "--strategy", "-s", help="Place first (default: keep order)."),
+    strategy: str | None = typer.Option(
+        None, "--strategy", "-s", callback=check_strategy, help="Place first (default: keep order)."
+    ),
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     top_k: int | None = typer.Option(None, "--top-k", min=0, help="Keep only the K best-ranked documents."),
     profile: Path | None = typer.Option(
@@ -100,7 +91,7 @@ def prompt_cmd(
         middle_profile=prof if middle_marker else None,
         question_position=question_position.value,
         repeat_instruction=repeat_instruction,
-        strategy=strategy.value if strategy is not None else None,
+        strategy=strategy,
         placement=placement,
         special_tokens=special_tokens,
         chat_template=_chat_template(chat_template) if chat_template is not None else None,

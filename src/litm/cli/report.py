@@ -24,7 +24,7 @@ def report_cmd(
     ),
 ) -> None:
     """Write one self-contained HTML page (plots inlined, no scripts, no CDN) from result directories."""
-    from litm.report import write_report
+    from litm.bench.report import write_report
 
     if refresh:
         from litm.bench.outputs import refresh_outputs

@@ -17,11 +17,12 @@ Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o
 """
 
 from litm.models.anthropic_backend import AnthropicModel, AnthropicTokenizer
-from litm.models.base import Completion, Message, Model, Prompt, complete_many
+from litm.models.base import Completion, Model, PromptInput, complete_many
 from litm.models.embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
 from litm.models.local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
 from litm.models.openai_backend import OpenAIModel
 from litm.models.spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
+from litm.prompt.messages import Message
 
 __all__ = [
     "EMBEDDED",
@@ -35,7 +36,7 @@ __all__ = [
     "Model",
     "ModelSpec",
     "OpenAIModel",
-    "Prompt",
+    "PromptInput",
     "ReuseMode",
     "backends",
     "cache_dir",
@@ -48,3 +49,17 @@ __all__ = [
     "unload_all",
     "unregister_backend",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``Prompt`` was renamed ``PromptInput`` (it clashed with the built prompt, ``litm.Prompt``).
+    if name == "Prompt":
+        import warnings
+
+        warnings.warn(
+            "litm.models.Prompt is now litm.models.PromptInput (litm.Prompt is the built prompt)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return PromptInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from litm.errors import MissingDependencyError, ModelError, PromptError
-from litm.models.base import Completion, Message, Model, Prompt, check_max_tokens, check_messages, check_prompt
+from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
 from litm.models.sdk import call_sdk
+from litm.models.tokenizers.estimate import EstimateTokenizer
+from litm.prompt.messages import Message, check_messages
 
 _INSTALL = "pip install 'litm[anthropic]'"
 #: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
@@ -62,8 +64,6 @@ class AnthropicTokenizer:
 
     def __init__(self, model: AnthropicModel) -> None:
         self._model = model
-        from litm.tokens import EstimateTokenizer  # litm.tokens imports litm.models: import late
-
         self._estimate = EstimateTokenizer(label="estimate")
 
     @property
@@ -192,14 +192,14 @@ class AnthropicModel(Model):
     def tokenizer(self) -> AnthropicTokenizer:
         return self._tokenizer
 
-    def count_tokens(self, prompt: Prompt) -> int:
+    def count_tokens(self, prompt: PromptInput) -> int:
         checked = check_prompt(prompt)
         messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
         return self._tokenizer.count_messages(messages)
 
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,

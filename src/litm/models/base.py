@@ -16,26 +16,22 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from litm.errors import PromptError
+from litm.prompt.messages import Message, check_messages, is_messages
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from litm.tokens import Tokenizer
+    from litm.models.tokenizers.base import Tokenizer
 
-#: One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}`` (``name`` optional).
-Message: TypeAlias = Mapping[str, str]
 #: What :meth:`Model.complete` accepts: a plain completion prompt, or chat messages.
-Prompt: TypeAlias = str | Sequence[Message]
-
-_ROLES = ("system", "user", "assistant")
-
+PromptInput: TypeAlias = str | Sequence[Message]
 
 @dataclass(frozen=True)
 class Completion:
@@ -64,44 +60,7 @@ class Completion:
         return asdict(self)
 
 
-def is_messages(prompt: object) -> bool:
-    """True when ``prompt`` is a sequence of chat messages rather than a plain string.
-
-    >>> is_messages("hi"), is_messages([{"role": "user", "content": "hi"}])
-    (False, True)
-    """
-    return not isinstance(prompt, str | bytes) and isinstance(prompt, Sequence)
-
-
-def check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
-    """Validate chat messages and return them as plain dicts (``role``, ``content``, optional ``name``).
-
-    Raises :class:`~litm.errors.PromptError` naming the first bad message: not a mapping, an unknown
-    role, or non-string content.
-
-    >>> check_messages([{"role": "user", "content": "hi"}])
-    [{'role': 'user', 'content': 'hi'}]
-    """
-    if not messages:
-        raise PromptError("no messages: pass at least one {'role': 'user', 'content': ...} message")
-    out: list[dict[str, str]] = []
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, Mapping):
-            raise PromptError(f"message {i} is a {type(msg).__name__}, not a dict with 'role' and 'content'")
-        role, content = msg.get("role"), msg.get("content")
-        if role not in _ROLES:
-            raise PromptError(f"message {i} has role {role!r}; expected one of {', '.join(_ROLES)}")
-        if not isinstance(content, str):
-            raise PromptError(f"message {i} content is {type(content).__name__}, not text")
-        item = {"role": str(role), "content": content}
-        name = msg.get("name")
-        if name is not None:
-            item["name"] = str(name)
-        out.append(item)
-    return out
-
-
-def check_prompt(prompt: Prompt) -> str | list[dict[str, str]]:
+def check_prompt(prompt: PromptInput) -> str | list[dict[str, str]]:
     """A validated prompt: the string itself, or checked messages (see :func:`check_messages`)."""
     if isinstance(prompt, str):
         return prompt
@@ -158,7 +117,7 @@ class Model(ABC):
     @abstractmethod
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,
@@ -167,7 +126,7 @@ class Model(ABC):
     ) -> Completion:
         """Answer ``prompt`` (a completion string or chat messages) with at most ``max_tokens`` tokens."""
 
-    def count_tokens(self, prompt: Prompt) -> int:
+    def count_tokens(self, prompt: PromptInput) -> int:
         """Tokens ``prompt`` occupies in this model's context, chat-format overhead included."""
         checked = check_prompt(prompt)
         if isinstance(checked, str):
@@ -191,7 +150,7 @@ class Model(ABC):
 
 def complete_many(
     model: Model,
-    prompts: Sequence[Prompt],
+    prompts: Sequence[PromptInput],
     *,
     concurrency: int | None = None,
     on_result: Callable[[int, Completion], None] | None = None,
@@ -265,3 +224,17 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.elapsed = time.perf_counter() - self.start
+
+
+def __getattr__(name: str) -> Any:
+    # ``Prompt`` was renamed ``PromptInput`` (it clashed with the built prompt, ``litm.Prompt``).
+    if name == "Prompt":
+        import warnings
+
+        warnings.warn(
+            "litm.models.base.Prompt is now PromptInput (litm.Prompt is the built prompt)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return PromptInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

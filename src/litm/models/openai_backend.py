@@ -25,17 +25,16 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError
-from litm.models.base import Completion, Model, Prompt, check_max_tokens, check_prompt
+from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
 from litm.models.sdk import call_sdk
+from litm.models.tokenizers.base import Tokenizer
+from litm.models.tokenizers.bpe import TiktokenTokenizer, openai_tokenizer
 
 #: Environment variable holding the key for ``openai-compatible:`` servers.
 COMPATIBLE_KEY_ENV = "LITM_COMPATIBLE_API_KEY"
-
-if TYPE_CHECKING:
-    from litm.tokens import Tokenizer
 
 _INSTALL = "pip install 'litm[openai]'"
 #: Context windows published by OpenAI (prefix match, most specific first); ``context_window=`` overrides.
@@ -68,7 +67,8 @@ class OpenAIModel(Model):
     Options: ``timeout`` (seconds per request), ``max_retries``, ``concurrency`` (parallel requests in
     :func:`~litm.models.complete_many`), ``context_window`` (else OpenAI's published size, or what the
     server reports at ``/models``: vLLM's ``max_model_len``, llama.cpp's ``n_ctx_train``), ``tokenizer``
-    (a spec such as ``"local:/same/model.gguf"`` or a Tokenizer, for exact counts on a server),
+    (a Tokenizer, for exact counts on a server; :func:`~litm.models.load_model` also takes a spec such as
+    ``"local:/same/model.gguf"``),
     ``string_prompts`` (``"completions"`` or ``"chat"``), ``http_client`` (an ``httpx`` client for proxies
     or tests).
     """
@@ -87,7 +87,7 @@ class OpenAIModel(Model):
         max_retries: int = 3,
         concurrency: int = 4,
         context_window: int | None = None,
-        tokenizer: str | Tokenizer | None = None,
+        tokenizer: Tokenizer | None = None,
         string_prompts: Literal["completions", "chat"] | None = None,
         http_client: Any = None,
     ) -> None:
@@ -156,15 +156,8 @@ class OpenAIModel(Model):
     @property
     def tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
-            # litm.tokens imports litm.models, so it is imported here rather than at module level.
-            from litm.tokens import TiktokenTokenizer, openai_tokenizer
-
             option = self._tokenizer_option
-            if isinstance(option, str):
-                from litm.models.spec import load_model
-
-                self._tokenizer = load_model(option).tokenizer
-            elif option is not None:
+            if option is not None:
                 self._tokenizer = option
             elif self.compatible:
                 self._tokenizer = TiktokenTokenizer(
@@ -174,7 +167,7 @@ class OpenAIModel(Model):
                 self._tokenizer = openai_tokenizer(self.name)
         return self._tokenizer
 
-    def count_tokens(self, prompt: Prompt) -> int:
+    def count_tokens(self, prompt: PromptInput) -> int:
         checked = check_prompt(prompt)
         if isinstance(checked, str) and self.string_prompts == "chat":
             return self.tokenizer.count_messages([{"role": "user", "content": checked}])
@@ -206,7 +199,7 @@ class OpenAIModel(Model):
     # -- generation --------------------------------------------------------------------------------
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,

@@ -11,7 +11,8 @@ spec                                                        model
 ``anthropic:claude-haiku-4-5``                              Anthropic (key from ``ANTHROPIC_API_KEY``)
 ==========================================================  ===============================================
 
-More schemes can be added with :func:`register_backend`::
+More schemes can be added with :func:`register_backend`, or published by another package under the
+entry-point group ``litm.backends`` (``scheme = "package.module:factory"``), loaded on first use::
 
     >>> parse_spec("openai-compatible:http://127.0.0.1:8080/v1@qwen2.5")
     ModelSpec(scheme='openai-compatible', target='qwen2.5', base_url='http://127.0.0.1:8080/v1')
@@ -25,11 +26,15 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
-from litm.errors import UnknownModelSpecError
+from litm.errors import AlreadyRegisteredError, UnknownModelSpecError
+from litm.models.anthropic_backend import AnthropicModel
 from litm.models.base import Model
-from litm.models.embedded import DEFAULT_ALIAS, EMBEDDED
+from litm.models.embedded import DEFAULT_ALIAS, EMBEDDED, resolve_alias
+from litm.models.local import LocalModel
+from litm.models.openai_backend import OpenAIModel
 
 SPEC_FORMS = (
     "local, local:ALIAS, local:/path/model.gguf, openai:MODEL, "
@@ -66,17 +71,24 @@ _LOCK = threading.Lock()
 _SCHEME = re.compile(r"^[a-z][a-z0-9.+-]*$")
 
 
+#: The entry-point group third-party backends are published under.
+ENTRY_POINT_GROUP = "litm.backends"
+_plugins_loaded = False
+
+
 def register_backend(scheme: str, factory: BackendFactory, *, replace: bool = False) -> None:
     """Make ``scheme:...`` specs load through ``factory(spec, **options)``.
+
+    Raises :class:`~litm.errors.AlreadyRegisteredError` when ``scheme`` is taken and ``replace`` is False.
 
     >>> register_backend("echo", lambda spec, **opts: EchoModel(spec.target))   # doctest: +SKIP
     >>> load_model("echo:hello")                                                 # doctest: +SKIP
     """
-    if not _SCHEME.match(scheme):
-        raise ValueError(f"a backend scheme is lower-case letters, digits, '.', '+', '-': {scheme!r}")
+    if not isinstance(scheme, str) or not _SCHEME.match(scheme):
+        raise UnknownModelSpecError(f"a backend scheme is lower-case letters, digits, '.', '+', '-': {scheme!r}")
     with _LOCK:
         if scheme in _BACKENDS and not replace:
-            raise ValueError(f"backend {scheme!r} is already registered (pass replace=True)")
+            raise AlreadyRegisteredError(f"backend {scheme!r} is already registered (pass replace=True to replace it)")
         _BACKENDS[scheme] = factory
 
 
@@ -86,8 +98,21 @@ def unregister_backend(scheme: str) -> None:
         _BACKENDS.pop(scheme, None)
 
 
+def _load_plugins() -> None:
+    """Register the backends other packages publish as entry points (once per process)."""
+    global _plugins_loaded
+    with _LOCK:
+        if _plugins_loaded:
+            return
+        _plugins_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _BACKENDS:
+            register_backend(ep.name, ep.load())
+
+
 def backends() -> list[str]:
-    """Registered spec schemes, built-ins first."""
+    """Registered spec schemes, built-ins first, then plugins."""
+    _load_plugins()
     with _LOCK:
         return list(_BACKENDS)
 
@@ -154,11 +179,8 @@ def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model
     return factory(parsed, **options)
 
 
-# -- built-in backends (their modules import optional SDKs lazily) --------------------------------------
+# -- built-in backends (the SDKs and llama.cpp are imported on first use) --------------------------------------
 def _local(spec: ModelSpec, **options: Any) -> Model:
-    from litm.models.embedded import resolve_alias
-    from litm.models.local import LocalModel
-
     if spec.is_path:
         return LocalModel(spec.target, spec=str(spec), **options)
     path = resolve_alias(spec.target)
@@ -166,20 +188,17 @@ def _local(spec: ModelSpec, **options: Any) -> Model:
 
 
 def _openai(spec: ModelSpec, **options: Any) -> Model:
-    from litm.models.openai_backend import OpenAIModel
-
     return OpenAIModel(spec.target, spec=str(spec), **options)
 
 
 def _openai_compatible(spec: ModelSpec, **options: Any) -> Model:
-    from litm.models.openai_backend import OpenAIModel
-
+    if isinstance(options.get("tokenizer"), str):
+        # A spec names the model whose tokenizer counts for the server (e.g. the same GGUF, run locally).
+        options["tokenizer"] = load_model(options["tokenizer"]).tokenizer
     return OpenAIModel(spec.target, base_url=spec.base_url, compatible=True, spec=str(spec), **options)
 
 
 def _anthropic(spec: ModelSpec, **options: Any) -> Model:
-    from litm.models.anthropic_backend import AnthropicModel
-
     return AnthropicModel(spec.target, spec=str(spec), **options)
 
 

@@ -5,7 +5,7 @@ lengths x needle depths x trials for tasks of graded difficulty (``needle``, ``p
 ``multi``, ``kv``, ``docqa``), with a closed-book control and two prompt layouts, scores answers
 deterministically (Liu et al.'s normalised first-line match) and classes every miss. The analysis
 gives accuracy with Wilson intervals, the dead zone (depths significantly below the better edge), the
-effective context length, a recommended ``max_input_tokens`` and a :class:`~litm.profile.PositionProfile`
+effective context length, a recommended ``max_input_tokens`` and a :class:`~litm.placement.profile.PositionProfile`
 that the ``profile`` placement strategy and the token gate consume.
 
 Example:
@@ -16,7 +16,11 @@ Example:
     1024
 """
 
-from litm.probe.analysis import Cell, DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
+from litm.eval.results import ResultsLog, read_rows
+from litm.eval.runs import model_mode
+from litm.eval.scoring import MISS_CLASSES, Score, normalize, score_output
+from litm.eval.stats import Cell, fisher_less, fisher_two_sided, wilson
+from litm.probe.analysis import DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
 from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
 from litm.probe.errors import ProbeError
 from litm.probe.estimate import Estimate, estimate
@@ -26,12 +30,10 @@ from litm.probe.insert import build_exact, fill_exact, insert_units
 from litm.probe.layouts import LAYOUTS, Layout, get_layout
 from litm.probe.outputs import ProbeOutputs, write_outputs
 from litm.probe.recipe import rebuild_prompt, verify_row
+from litm.probe.registry import TASKS, get_task
 from litm.probe.rescore import rescore_rows
-from litm.probe.results import ResultsLog, read_rows
-from litm.probe.runner import PROBE_VERSION, ProbeRun, model_mode, run_probe
-from litm.probe.scoring import MISS_CLASSES, Score, normalize, score_output
-from litm.probe.stats import fisher_less, fisher_two_sided, wilson
-from litm.probe.tasks import TASKS, Task, TaskInstance, get_task
+from litm.probe.runner import PROBE_VERSION, ProbeRun, run_probe
+from litm.probe.tasks import Task, TaskInstance
 
 __all__ = [
     "LAYOUTS",

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from litm.probe.stats import fisher_less, fisher_two_sided, wilson
+from litm.eval.stats import Cell, fisher_less, fisher_two_sided
 
 __all__ = ["Cell", "DeadZone", "EdgeCheck", "TaskAnalysis", "analyze", "dead_zone", "effective_length"]
 
@@ -37,33 +37,6 @@ DEFAULT_ALPHA = 0.05
 DEFAULT_RATIO = 0.85
 _COPY_EDGE = 0.05  # a copied item within 5% of an end counts as "the first" / "the last" item
 _MID = (0.25, 0.75)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """Hits out of trials, with the accuracy and its Wilson 95% interval."""
-
-    hits: int
-    n: int
-
-    @property
-    def acc(self) -> float:
-        return self.hits / self.n if self.n else 0.0
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        return wilson(self.hits, self.n)
-
-    def __add__(self, other: Cell) -> Cell:
-        return Cell(self.hits + other.hits, self.n + other.n)
-
-    def to_dict(self) -> dict[str, Any]:
-        lo, hi = self.ci
-        return {"hits": self.hits, "n": self.n, "acc": round(self.acc, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
-
-    def __str__(self) -> str:
-        lo, hi = self.ci
-        return f"{self.acc:.2f} [{lo:.2f}, {hi:.2f}] ({self.hits}/{self.n})"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import random
@@ -24,9 +23,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 
+from litm.eval.datasets import nq_rows
 from litm.probe.errors import ProbeError
 
 __all__ = ["DEFAULT_CORPUS_NAME", "Corpus", "Unit", "default_corpus", "load_corpus", "split_sentences"]
@@ -227,12 +226,6 @@ def load_corpus(path: str | Path) -> Corpus:
     return Corpus.from_texts(texts, name=f"{p.name or p}")
 
 
-def nq_rows() -> list[dict[str, object]]:
-    """The bundled NQ-Open oracle rows (question, answers, one gold Wikipedia passage each)."""
-    raw = (resources.files("litm") / "data" / "nq-open-oracle.jsonl.gz").read_bytes()
-    return [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
-
-
 _DEFAULT: Corpus | None = None
 
 
@@ -240,6 +233,6 @@ def default_corpus() -> Corpus:
     """The bundled default: Wikipedia passages of NQ-Open (CC BY-SA 3.0), split into whole sentences."""
     global _DEFAULT
     if _DEFAULT is None:
-        texts = [str(ctx["text"]) for row in nq_rows() for ctx in row["ctxs"]]  # type: ignore[attr-defined]
+        texts = [str(ctx["text"]) for row in nq_rows() for ctx in row["ctxs"]]
         _DEFAULT = Corpus.from_texts(texts, name=DEFAULT_CORPUS_NAME)
     return _DEFAULT

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from litm.errors import LitmError
+from litm.errors import EvalError
 
 __all__ = ["ProbeError"]
 
 
-class ProbeError(LitmError, ValueError):
+class ProbeError(EvalError):
     """A probe cannot be set up or run: bad grid, unusable corpus, mismatched resume, unknown task or layout.
 
     Example:

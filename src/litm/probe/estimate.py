@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from litm.errors import LitmError
+from litm.eval.results import ResultsLog
 from litm.models.base import Model
 from litm.probe.corpus import Corpus
 from litm.probe.grid import ProbeConfig, plan
-from litm.probe.results import ResultsLog
 from litm.probe.runner import Prepared, ProbeContext, batches, prepare, schedule
 
 __all__ = ["Estimate", "estimate", "prefill_tokens"]

@@ -1,4 +1,4 @@
-"""What a probe hands on: a versioned :class:`~litm.profile.PositionProfile`, text tables, and diffs.
+"""What a probe hands on: a versioned :class:`~litm.placement.profile.PositionProfile`, text tables, and diffs.
 
 The profile's points are the measured accuracy per depth, pooled over the lengths the model handles
 (up to its effective length; all lengths when none qualifies), so the ``profile`` placement strategy
@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litm._version import __version__
-from litm.probe.analysis import Cell, TaskAnalysis
+from litm.eval.stats import Cell, fisher_two_sided
+from litm.placement.profile import PositionProfile
+from litm.probe.analysis import TaskAnalysis
 from litm.probe.errors import ProbeError
-from litm.probe.stats import fisher_two_sided
-from litm.profile import PositionProfile
 
 __all__ = ["ProfileDiff", "accuracy_table", "diff_profiles", "to_profile"]
 

@@ -18,30 +18,22 @@ Example:
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
 import uuid
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from litm.probe.corpus import Corpus, nq_rows
+from litm.eval.datasets import kv_examples, nq_rows
+from litm.eval.scoring import normalize
+from litm.probe.corpus import Corpus
 from litm.probe.errors import ProbeError
 from litm.probe.layouts import Layout
-from litm.probe.scoring import normalize
-from litm.probe.tasks import TASKS, BuiltPrompt, Task, TaskInstance
+from litm.probe.tasks import BuiltPrompt, Task, TaskInstance
 
 __all__ = ["DocQATask", "ItemTask", "KVTask", "render_docs", "render_kv"]
 
 _MIN_DISTRACTOR_ANSWER = 4  # shorter NQ answers ("1", "yes") would match by accident
-
-
-@lru_cache(maxsize=1)
-def _kv_examples() -> tuple[dict[str, Any], ...]:
-    raw = (resources.files("litm") / "data" / "kv-retrieval-75_keys.jsonl.gz").read_bytes()
-    return tuple(json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip())
 
 
 @lru_cache(maxsize=1)
@@ -177,7 +169,7 @@ class KVTask(ItemTask):
     name = "kv"
 
     def instance(self, seed: int, depth: float, depths: Sequence[float]) -> TaskInstance:
-        examples = _kv_examples()
+        examples = kv_examples()
         ex = examples[seed % len(examples)]
         return TaskInstance(
             task=self.name,
@@ -194,7 +186,7 @@ class KVTask(ItemTask):
         return 4096
 
     def items(self, inst: TaskInstance, n: int) -> tuple[list[Any], Any]:
-        ex = _kv_examples()[int(inst.params["example"])]
+        ex = kv_examples()[int(inst.params["example"])]
         gold = (str(ex["key"]), str(ex["value"]))
         pairs = [(str(k), str(v)) for k, v in ex["ordered_kv_records"] if str(k) != gold[0]]
         if n - 1 > len(pairs):
@@ -253,6 +245,3 @@ class DocQATask(ItemTask):
                 return str(a)
         return None
 
-
-TASKS["kv"] = KVTask
-TASKS["docqa"] = DocQATask

@@ -11,30 +11,19 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from litm.errors import MissingDependencyError
-from litm.probe.analysis import Cell, TaskAnalysis
+from litm.eval.plots import pyplot
+from litm.eval.stats import Cell
+from litm.probe.analysis import TaskAnalysis
 
 __all__ = ["plot_curves", "plot_heatmap", "write_plots"]
 
 _DPI = 80
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise MissingDependencyError("probe plots need matplotlib: pip install 'litm[bench]'") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_curves(a: TaskAnalysis, path: str | Path, *, title: str = "") -> Path:
     """Accuracy vs depth, one line per length with its 95% Wilson band; closed-book level dashed."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=_DPI)
     for i, length in enumerate(a.lengths):
         cells = [a.table.get((length, d), Cell(0, 0)) for d in a.depths]
@@ -65,7 +54,7 @@ def plot_curves(a: TaskAnalysis, path: str | Path, *, title: str = "") -> Path:
 
 def plot_heatmap(a: TaskAnalysis, path: str | Path, *, title: str = "") -> Path:
     """Length x depth accuracy heatmap, each cell annotated ``hits/n``."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(a.depths), 1.2 + 0.55 * len(a.lengths)), dpi=_DPI)
     grid = [[a.table.get((length, d), Cell(0, 0)).acc for d in a.depths] for length in a.lengths]
     im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")

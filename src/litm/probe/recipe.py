@@ -20,7 +20,9 @@ from typing import Any
 from litm.probe.corpus import Corpus, Unit, default_corpus
 from litm.probe.errors import ProbeError
 from litm.probe.insert import text_of
+from litm.probe.items import DocQATask, KVTask
 from litm.probe.layouts import Layout
+from litm.probe.tasks import TaskInstance
 
 __all__ = ["rebuild_document", "rebuild_prompt", "verify_row"]
 
@@ -46,9 +48,6 @@ def rebuild_document(recipe: Mapping[str, Any], corpus: Corpus | None = None) ->
                 units.extend(corpus.unit(i) for i in range(int(part[0]), int(part[1])))
         return text_of(units)
     if kind in ("kv", "docqa"):
-        from litm.probe.items import DocQATask, KVTask
-        from litm.probe.tasks import TaskInstance
-
         task = KVTask() if kind == "kv" else DocQATask()
         params = {k: v for k, v in doc.items() if k not in ("kind", "n", "gold_index")}
         inst = TaskInstance(task=kind, question="", answers=(), params=params)

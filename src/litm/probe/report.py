@@ -11,26 +11,18 @@ Example:
 
 from __future__ import annotations
 
-import base64
-import html
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.probe.analysis import Cell, TaskAnalysis
+from litm.eval.html import CSS, colour, esc, img_tag
+from litm.eval.scoring import MISS_CLASSES
+from litm.eval.stats import Cell
+from litm.probe.analysis import TaskAnalysis
 from litm.probe.export import recommended_max_input_tokens
-from litm.probe.scoring import MISS_CLASSES
 
 __all__ = ["write_report"]
-
-_CSS = """
-body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1.05em}
-table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f4f4f4}td.l,th.l{text-align:left}.box{background:#f7f7f9;border:1px solid #e2e2e8;padding:.6em 1em}
-code{background:#f1f1f1;padding:0 3px}.small{color:#666;font-size:.9em}img{max-width:100%}
-"""
 
 _HOW_TO_READ = [
     "Each cell is hits out of trials, with a Wilson 95% interval: with 10 trials a cell is only good to about "
@@ -50,28 +42,12 @@ _HOW_TO_READ = [
 ]
 
 
-def _e(x: object) -> str:
-    return html.escape(str(x))
-
-
-def _img(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img alt="{_e(path.stem)}" src="data:image/png;base64,{data}">'
-
-
-def _colour(acc: float) -> str:
-    # Red (0) to green (1) through pale yellow, light enough to read black text on.
-    r = int(250 - 110 * max(acc - 0.5, 0) * 2)
-    g = int(170 + 80 * min(acc * 2, 1))
-    return f"rgb({r},{g},160)"
-
-
 def _cell_td(c: Cell) -> str:
     if not c.n:
         return "<td>-</td>"
     lo, hi = c.ci
     return (
-        f'<td style="background:{_colour(c.acc)}">{c.acc:.2f} <span class="small">[{lo:.2f}, {hi:.2f}] '
+        f'<td style="background:{colour(c.acc)}">{c.acc:.2f} <span class="small">[{lo:.2f}, {hi:.2f}] '
         f"{c.hits}/{c.n}</span></td>"
     )
 
@@ -100,7 +76,7 @@ def _layout_table(a: TaskAnalysis) -> str:
     rows = [f'<tr><th class="l">layout \\ depth</th>{head}</tr>']
     for name, cells in sorted(a.by_layout.items()):
         tds = "".join(_cell_td(cells.get(d, Cell(0, 0))) for d in a.depths)
-        rows.append(f'<tr><td class="l">{_e(name)}</td>{tds}</tr>')
+        rows.append(f'<tr><td class="l">{esc(name)}</td>{tds}</tr>')
     return "<table>" + "".join(rows) + "</table>"
 
 
@@ -114,9 +90,9 @@ def _examples(rows: Sequence[Mapping[str, Any]], task: str, per_class: int = 3) 
         for r in by.get(cls, [])[:per_class]:
             items.append(
                 f'<tr><td class="l">{cls}</td><td>{r["length"]}</td><td>{r["depth"]:g}</td>'
-                f'<td class="l">{_e(r.get("question", ""))[:90]}</td>'
-                f'<td class="l">{_e(", ".join(r["answers"]))[:40]}</td>'
-                f'<td class="l"><code>{_e(r.get("first_line", ""))[:100]}</code></td></tr>'
+                f'<td class="l">{esc(r.get("question", ""))[:90]}</td>'
+                f'<td class="l">{esc(", ".join(r["answers"]))[:40]}</td>'
+                f'<td class="l"><code>{esc(r.get("first_line", ""))[:100]}</code></td></tr>'
             )
     if not items:
         return "<p>No misses.</p>"
@@ -129,20 +105,20 @@ def _task_section(
     a: TaskAnalysis, rows: Sequence[Mapping[str, Any]], plots: Mapping[str, Path], window: int | None
 ) -> str:
     rec, why = recommended_max_input_tokens(a, window)
-    parts = [f"<h2>Task <code>{_e(a.task)}</code></h2>", '<div class="box"><ul>']
-    parts += [f"<li>{_e(f)}</li>" for f in a.findings]
-    parts.append(f"<li>recommended <code>max_input_tokens</code>: <b>{_e(rec)}</b> ({_e(why)})</li></ul></div>")
+    parts = [f"<h2>Task <code>{esc(a.task)}</code></h2>", '<div class="box"><ul>']
+    parts += [f"<li>{esc(f)}</li>" for f in a.findings]
+    parts.append(f"<li>recommended <code>max_input_tokens</code>: <b>{esc(rec)}</b> ({esc(why)})</li></ul></div>")
     parts.append("<h3>Accuracy by length and depth</h3>" + _table(a))
     for key in ("accuracy", "heatmap"):
         if f"{a.task}-{key}" in plots:
-            parts.append(_img(plots[f"{a.task}-{key}"]))
+            parts.append(img_tag(plots[f"{a.task}-{key}"]))
     parts.append("<h3>Why answers missed</h3>" + _miss_table(a))
     parts.append(
         f"<p>Copies: {a.copy_first_rate:.0%} of trials with the answer elsewhere returned the first item or span, "
         f"{a.copy_last_rate:.0%} the last.</p>"
     )
     parts.append("<h3>Layouts (edge artefact check)</h3>" + _layout_table(a))
-    parts.append(f"<p>{_e(a.edge_check.verdict)}. Echoes among edge misses: {a.edge_check.echo_share_edges:.0%}; ")
+    parts.append(f"<p>{esc(a.edge_check.verdict)}. Echoes among edge misses: {a.edge_check.echo_share_edges:.0%}; ")
     parts.append(f"among inner misses: {a.edge_check.echo_share_inner:.0%}.</p>")
     cb = a.closed_book
     parts.append(f"<h3>Closed-book control</h3><p>{cb.hits}/{cb.n} answered correctly with no context.</p>")
@@ -184,15 +160,15 @@ def write_report(
         ("command", settings.get("command") or "(Python API)"),
         ("litm", settings.get("litm_version", "")),
     ]
-    body = [f"<h1>{_e(title)}</h1>", "<table>"]
-    body += [f'<tr><th class="l">{_e(k)}</th><td class="l">{_e(v)}</td></tr>' for k, v in meta]
+    body = [f"<h1>{esc(title)}</h1>", "<table>"]
+    body += [f'<tr><th class="l">{esc(k)}</th><td class="l">{esc(v)}</td></tr>' for k, v in meta]
     body.append("</table>")
-    body += [f"<p>{_e(x)}</p>" for x in extra]
+    body += [f"<p>{esc(x)}</p>" for x in extra]
     body += [_task_section(a, rows, by_name, context_window) for a in analyses.values() if a.lengths]
-    body.append("<h2>How to read this report</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in _HOW_TO_READ) + "</ul>")
+    body.append("<h2>How to read this report</h2><ul>" + "".join(f"<li>{esc(x)}</li>" for x in _HOW_TO_READ) + "</ul>")
     doc = (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-        f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n"
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
     )
     path = out / "report.html"
     path.write_text(doc, encoding="utf-8")

@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -23,8 +22,9 @@ from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig
 from litm.probe.items import ItemTask
 from litm.probe.recipe import rebuild_document
+from litm.probe.registry import get_task
 from litm.probe.runner import score_fields
-from litm.probe.tasks import get_task
+from litm.util.files import atomic_write
 
 __all__ = ["config_from_settings", "rescore_rows", "write_rows"]
 
@@ -71,11 +71,4 @@ def rescore_rows(
 
 def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """Replace a results file atomically (written beside it, then renamed over it)."""
-    p = Path(path)
-    tmp = p.with_suffix(p.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    atomic_write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -28,16 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from litm._version import __version__
+from litm.eval.results import ResultsLog, check_run_settings
+from litm.eval.runs import model_mode
+from litm.eval.scoring import score_output
+from litm.eval.stats import wilson, wilson_half_width
 from litm.models.base import Completion, Model, run_each
 from litm.probe.corpus import Corpus, default_corpus
 from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig, TrialSpec, plan
 from litm.probe.layouts import CLOSED_BOOK, Layout, get_layout
-from litm.probe.results import ResultsLog, check_run_settings
-from litm.probe.scoring import score_output
-from litm.probe.stats import wilson, wilson_half_width
-from litm.probe.tasks import BuiltPrompt, Task, TaskInstance, get_task, layout_recipe
-from litm.progress import progress as make_progress
+from litm.probe.registry import get_task
+from litm.probe.tasks import BuiltPrompt, Task, TaskInstance, layout_recipe
+from litm.util.progress import progress as make_progress
 
 __all__ = [
     "PROBE_VERSION",
@@ -57,20 +59,6 @@ __all__ = [
 PROBE_VERSION = 1
 # Bumped when the scoring rules change; ``litm probe report --rescore`` rescores older rows.
 SCORING_VERSION = 2
-
-
-def model_mode(model: Model) -> str:
-    """How a model evaluates prompts: its local prefix-reuse mode (``aligned``, ``full``, ``cold``) or ``remote``.
-
-    ``aligned`` (the local default) reuses only whole batch-aligned chunks, so answers equal a cold run's;
-    ``full`` reuses every shared token (fastest; a greedy answer can flip); ``cold`` reuses nothing.
-    """
-    if getattr(model, "remote", False):
-        return "remote"
-    mode = getattr(model, "reuse_prefix", None)
-    if isinstance(mode, str):
-        return mode
-    return "unknown" if mode is None else ("aligned" if mode else "cold")
 
 
 @dataclass
@@ -331,7 +319,7 @@ def run_probe(
     out.mkdir(parents=True, exist_ok=True)
     ctx = ProbeContext(model, config, corpus)
     settings = run_settings(model, config, ctx, command)
-    check_run_settings(out / "run.json", settings["identity"], fresh=fresh)
+    check_run_settings(out / "run.json", settings["identity"], fresh=fresh, error=ProbeError)
     if fresh:
         (out / "results.jsonl").unlink(missing_ok=True)
     (out / "run.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ from litm.probe.insert import UnitCoster, build_exact, text_of
 from litm.probe.layouts import CLOSED_BOOK, Layout
 
 __all__ = [
-    "TASKS",
     "BuiltPrompt",
     "ChainTask",
     "HaystackTask",
@@ -46,7 +44,6 @@ __all__ = [
     "ParaphraseTask",
     "Task",
     "TaskInstance",
-    "get_task",
     "invented_word",
 ]
 
@@ -305,26 +302,3 @@ class MultiNeedleTask(HaystackTask):
             max_tokens=24 * self.k,
             params={"seed": seed},
         )
-
-
-TASKS: dict[str, Callable[..., Task]] = {
-    "needle": NeedleTask,
-    "paraphrase": ParaphraseTask,
-    "chain": ChainTask,
-    "multi": MultiNeedleTask,
-}
-
-
-def get_task(name: str, **options: Any) -> Task:
-    """A task by name (``needle``, ``paraphrase``, ``chain``, ``multi``, ``kv``, ``docqa``)."""
-    # Item tasks register themselves on import; import here so get_task sees all six.
-    import litm.probe.items  # noqa: F401
-
-    if name == "multi-needle":
-        name = "multi"
-    if name not in TASKS:
-        raise ProbeError(f"unknown probe task {name!r}; choose from {', '.join(TASKS)}")
-    factory = TASKS[name]
-    # Options are shared across tasks on the command line (--k, --chain-depth): pass each task its own.
-    params = inspect.signature(factory).parameters
-    return factory(**{k: v for k, v in options.items() if v is not None and k in params})

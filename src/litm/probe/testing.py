@@ -20,7 +20,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from litm.models.base import Completion, Message, Model, Prompt, check_prompt
+from litm.models.base import Completion, Model, PromptInput, check_prompt
+from litm.prompt.messages import Message
 
 __all__ = ["DeadZoneModel", "WordTokenizer"]
 
@@ -93,7 +94,7 @@ class DeadZoneModel(Model):
 
     def complete(
         self,
-        prompt: Prompt,
+        prompt: PromptInput,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from litm.documents import Doc
 from litm.errors import PromptError
-from litm.profile import PositionProfile
+from litm.placement.documents import Doc
+from litm.placement.profile import PositionProfile
 from litm.prompt.escape import Neutralizer, escape_attr
 from litm.prompt.templates import PromptTemplate
 
@@ -110,7 +110,7 @@ def middle_slots(
 
     Without a profile, slot ``s`` sits at relative position ``(s - 1) / (n - 1)`` and is in the zone
     when that lies strictly within ``width / 2`` of the centre (``width=0.5`` marks slots 3-4 of 6,
-    4-7 of 10; ``0`` marks none). With a measured :class:`~litm.profile.PositionProfile`, a slot is
+    4-7 of 10; ``0`` marks none). With a measured :class:`~litm.placement.profile.PositionProfile`, a slot is
     in the zone when its weight lies in the lowest ``threshold`` fraction of the range of weights
     over the ``n`` slots (a flat profile marks none). Fewer than three documents have no middle.
     """

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from litm.errors import PromptError
 from litm.placement import Strategy, place
-from litm.plan import PlacementPlan
-from litm.profile import PositionProfile
+from litm.placement.plan import PlacementPlan
+from litm.placement.profile import PositionProfile
 from litm.prompt.anchors import AnchorOptions, closing_line, header_line, middle_slots
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
@@ -59,7 +59,7 @@ class PromptBuilder:
     Anchors: ``positions``, ``scores``, ``sources``, ``closing_ids``, ``middle_marker``, ``recap``
     (see :class:`~litm.prompt.anchors.AnchorOptions`). The middle zone is ``middle_width`` (central
     fraction, default 0.5) or, given ``middle_profile`` (a measured
-    :class:`~litm.profile.PositionProfile`), the slots whose weight is in its lowest
+    :class:`~litm.placement.profile.PositionProfile`), the slots whose weight is in its lowest
     ``middle_threshold`` fraction (see :func:`~litm.prompt.anchors.middle_slots`).
 
     Layout: ``question_position`` (``"after"``, ``"before"`` or ``"both"``), ``repeat_instruction``.
@@ -170,7 +170,7 @@ class PromptBuilder:
         """Place (if a strategy is set), anchor and lay out ``docs`` around ``question``.
 
         ``docs`` is anything :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``,
-        LangChain / LlamaIndex / Haystack documents) or a :class:`~litm.plan.PlacementPlan`, used
+        LangChain / LlamaIndex / Haystack documents) or a :class:`~litm.placement.plan.PlacementPlan`, used
         as is. Ids must be unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`;
         pass ``placement={"dedup": "id"}`` to merge them). ``system`` and ``instruction`` override
         the builder's for this prompt.

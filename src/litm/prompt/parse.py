@@ -22,16 +22,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, runtime_checkable
 
-from litm.documents import Doc
 from litm.errors import PromptError
-from litm.plan import PlacementPlan
+from litm.placement.documents import Doc
+from litm.placement.plan import PlacementPlan
 from litm.prompt.escape import Neutralizer, escape_attr, unescape_attr
 from litm.prompt.templates import LANGS, PromptTemplate
 
-if TYPE_CHECKING:
-    from litm.prompt.prompt import Prompt
+
+@runtime_checkable
+class BuiltPrompt(Protocol):
+    """What parsing reads from a built :class:`~litm.prompt.prompt.Prompt` (kept structural, so this module
+    sits below the prompt value that calls it)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def template(self) -> PromptTemplate: ...
+
+    @property
+    def neutralizer(self) -> Neutralizer: ...
+
+    @property
+    def blocks(self) -> Sequence[Any]: ...
 
 __all__ = ["Citation", "Citations", "ParsedBlock", "ParsedPrompt", "parse_citations", "parse_prompt"]
 
@@ -169,9 +184,7 @@ def parse_prompt(
     build: pass the prompt's ``neutralizer``, or the same ``special_tokens`` (chat template tokens
     included); :meth:`Prompt.parse <litm.prompt.prompt.Prompt.parse>` does this for you.
     """
-    from litm.prompt.prompt import Prompt
-
-    if isinstance(rendered, Prompt):
+    if isinstance(rendered, BuiltPrompt):
         template = rendered.template if template is None else template
         neutralizer = rendered.neutralizer if neutralizer is None else neutralizer
         rendered = rendered.text
@@ -232,7 +245,7 @@ _BRACKETS = re.compile(r"[\[\u3010\uff3b]([^\[\]\u3010\u3011\uff3b\uff3d\n]{1,20
 _SPLIT = re.compile(r"\s*[,;\uff0c\uff1b\u3001]\s*")
 
 
-def parse_citations(answer: str, prompt: Prompt | PlacementPlan) -> Citations:
+def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citations:
     """The documents an answer cites as ``[id]`` (also ``[a, b]``, ``【a】``), mapped back to them.
 
     Ids match exactly as given, or as shown in the prompt (escaped). A bare number such as ``[3]``
@@ -249,9 +262,7 @@ def parse_citations(answer: str, prompt: Prompt | PlacementPlan) -> Citations:
     """
     if not isinstance(answer, str):
         raise PromptError(f"the answer must be a string, got {type(answer).__name__}")
-    from litm.prompt.prompt import Prompt
-
-    if isinstance(prompt, Prompt):
+    if isinstance(prompt, BuiltPrompt):
         slots = [(b.id, b.doc, b.slot) for b in prompt.blocks]
         nz = prompt.neutralizer
     elif isinstance(prompt, PlacementPlan):

@@ -31,18 +31,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from litm.documents import Doc
 from litm.errors import PromptError
-from litm.plan import PlacementPlan
+from litm.placement.documents import Doc
+from litm.placement.plan import PlacementPlan
 from litm.prompt import formats as _formats
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
+from litm.prompt.parse import Citations, ParsedPrompt, parse_citations, parse_prompt
 from litm.prompt.templates import PromptTemplate
-
-if TYPE_CHECKING:
-    from litm.prompt.parse import Citations, ParsedPrompt
 
 __all__ = ["DocBlock", "Prompt"]
 
@@ -182,15 +180,11 @@ class Prompt:
 
     def parse(self, rendered: object | None = None) -> ParsedPrompt:
         """Parse a rendering of this prompt (default: :attr:`text`) back into its document blocks."""
-        from litm.prompt.parse import parse_prompt
-
         return parse_prompt(self.text if rendered is None else rendered, template=self.template,
                             neutralizer=self.neutralizer)
 
     def citations(self, answer: str) -> Citations:
         """The documents an answer cites (see :func:`~litm.prompt.parse.parse_citations`)."""
-        from litm.prompt.parse import parse_citations
-
         return parse_citations(answer, self)
 
 

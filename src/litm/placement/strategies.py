@@ -1,9 +1,4 @@
-"""Placement: put ranked documents where the model looks.
-
-Each strategy maps a ranking (best first) to an order of slots; :func:`place` applies one to the
-caller's own objects and returns a :class:`~litm.plan.PlacementPlan` that says what went where and why.
-
-Strategies (by name, or as objects):
+"""The built-in placement strategies: each maps ranks (best first) to slots.
 
 ========== ====================================================== ==========================
 name       order for ranks 1..6 (7)                               idea
@@ -13,71 +8,24 @@ reverse    6 5 4 3 2 1 (7 ... 1)                                  best last, nex
 edges      1 3 5 6 4 2 (1 3 5 7 6 4 2)                            best first, 2nd best last
 pyramid    2 4 6 5 3 1 (2 4 6 7 5 3 1)                            best last, 2nd best first
 langchain  2 4 6 5 3 1 (1 3 5 7 6 4 2)                            LongContextReorder parity
-profile    from a measured :class:`~litm.profile.PositionProfile`  best rank -> best slot
+profile    from a measured :class:`~litm.placement.profile.PositionProfile`  best rank -> best slot
 random     a seeded shuffle                                       control for benchmarks
 ========== ====================================================== ==========================
 
 Example:
-    >>> plan = place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid")
-    >>> plan.items
-    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+    >>> Edges().arrange(6), Pyramid().arrange(6)
+    ([0, 2, 4, 5, 3, 1], [1, 3, 5, 4, 2, 0])
 """
 
 from __future__ import annotations
 
 import random as _random
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
 
-from litm.errors import LitmError, UnknownStrategyError
-from litm.plan import PlacementPlan, SlotInfo
-from litm.profile import PositionProfile
-from litm.ranking import Dedup, RankBy, rank
+from litm.errors import LitmError
+from litm.placement.profile import PositionProfile
+from litm.placement.strategy import Strategy
 
-__all__ = [
-    "STRATEGIES",
-    "Edges",
-    "LangChainOrder",
-    "ProfileOrder",
-    "Pyramid",
-    "RandomOrder",
-    "RankOrder",
-    "Reverse",
-    "Strategy",
-    "get_strategy",
-    "place",
-    "register_strategy",
-]
-
-DEFAULT_MIN_DOCS = 4
-
-
-class Strategy:
-    """A placement strategy: decides which rank goes to which slot.
-
-    Subclasses implement :meth:`arrange` (for ``n`` documents, the 0-based rank index placed in each
-    slot) and :meth:`why` (a one-line reason for one placement). ``implied_profile`` is the position
-    profile the strategy assumes; plans report slot weights from it unless a measured profile is given.
-    Calling a strategy object places documents: ``Edges()(docs)`` equals ``place(docs, "edges")``.
-    """
-
-    name: ClassVar[str] = ""
-
-    @property
-    def implied_profile(self) -> PositionProfile:
-        return PositionProfile.pyramid()
-
-    def arrange(self, n: int) -> list[int]:
-        raise NotImplementedError
-
-    def why(self, rank: int, slot: int, n: int) -> str:
-        return f"rank {rank} -> slot {slot}"
-
-    def __call__(self, items: Sequence[Any], **kwargs: Any) -> PlacementPlan:
-        return place(items, strategy=self, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+__all__ = ["Edges", "LangChainOrder", "ProfileOrder", "Pyramid", "RandomOrder", "RankOrder", "Reverse"]
 
 
 class RankOrder(Strategy):
@@ -230,91 +178,3 @@ def _ordinal(k: int) -> str:
     return f"{k}{suffix}"
 
 
-STRATEGIES: dict[str, Callable[..., Strategy]] = {
-    "none": RankOrder,
-    "reverse": Reverse,
-    "edges": Edges,
-    "pyramid": Pyramid,
-    "langchain": LangChainOrder,
-    "profile": ProfileOrder,
-    "random": RandomOrder,
-}
-
-
-def register_strategy(name: str, factory: Callable[..., Strategy]) -> None:
-    """Make a custom strategy selectable by name (in Python and on the command line)."""
-    if not name or not isinstance(name, str):
-        raise LitmError("a strategy name must be a non-empty string")
-    STRATEGIES[name] = factory
-
-
-def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = None) -> Strategy:
-    """Resolve a strategy name (or pass a :class:`Strategy` through). ``profile`` feeds ``profile``."""
-    if isinstance(strategy, Strategy):
-        return strategy
-    if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise UnknownStrategyError(
-            f"unknown placement strategy {strategy!r}; choose from {', '.join(sorted(STRATEGIES))}"
-        )
-    if strategy == "profile":
-        return ProfileOrder(profile)
-    return STRATEGIES[strategy]()
-
-
-def place(
-    items: Sequence[Any],
-    strategy: str | Strategy = "edges",
-    *,
-    rank_by: RankBy = "input",
-    higher_is_better: bool = True,
-    dedup: Dedup | None = None,
-    top_k: int | None = None,
-    min_docs: int = DEFAULT_MIN_DOCS,
-    profile: PositionProfile | None = None,
-) -> PlacementPlan:
-    """Rank ``items`` and place them by ``strategy``; the input list is never mutated.
-
-    ``items`` may be strings, dicts, :class:`~litm.documents.Doc` values or LangChain / LlamaIndex /
-    Haystack documents; ``plan.items`` hands the same objects back in the new order. Below
-    ``min_docs`` documents the input order is kept (the plan says so). ``profile`` drives the
-    ``profile`` strategy and, for any strategy, the slot weights the plan reports.
-
-    Example:
-        >>> place(["a", "b", "c", "d", "e"], "edges").items
-        ['a', 'c', 'e', 'd', 'b']
-    """
-    if isinstance(min_docs, bool) or not isinstance(min_docs, int) or min_docs < 0:
-        raise LitmError(f"min_docs must be a non-negative integer, got {min_docs!r}")
-    strat = get_strategy(strategy, profile=profile)
-    ranking = rank(list(items), rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
-    ranked = ranking.ranked
-    n = len(ranked)
-    weights = (profile or strat.implied_profile).slot_weights(n)
-
-    note: str | None = None
-    if n < min_docs:
-        # Too few documents for reordering to help: keep the caller's order (input order, not rank).
-        note = f"{n} document(s) is below min_docs={min_docs}: input order kept"
-        by_input = sorted(ranked, key=lambda r: r.input_index)
-        slots = tuple(
-            SlotInfo(s + 1, r.rank, r.input_index, r.doc, weights[s], "input order kept (below min_docs)")
-            for s, r in enumerate(by_input)
-        )
-        order = by_input
-    else:
-        arrangement = strat.arrange(n)
-        if sorted(arrangement) != list(range(n)):
-            raise LitmError(f"strategy {strat!r} returned {arrangement!r}, not a permutation of range({n})")
-        order = [ranked[i] for i in arrangement]
-        slots = tuple(
-            SlotInfo(s + 1, r.rank, r.input_index, r.doc, weights[s], strat.why(r.rank, s + 1, n))
-            for s, r in enumerate(order)
-        )
-    return PlacementPlan(
-        strategy=strat.name or type(strat).__name__,
-        slots=slots,
-        items=tuple(r.item for r in order),
-        dropped=ranking.dropped,
-        note=note,
-        profile_name=(profile or strat.implied_profile).name,
-    )

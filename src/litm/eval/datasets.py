@@ -1,0 +1,40 @@
+"""The datasets bundled with litm, read from the package (never from the network).
+
+* NQ-Open oracle rows (Liu et al.'s release, MIT; Natural Questions, CC BY-SA 3.0): question, accepted
+  answers, and the gold Wikipedia passage in ``ctxs[0]``. Used by the benchmark, the probe's ``docqa``
+  task and the default filler corpus.
+* Liu et al.'s key-value retrieval examples (75 UUID pairs each), used by the probe's ``kv`` task.
+
+See ``src/litm/data/README.md`` for provenance and licences.
+
+Example:
+    >>> row = nq_rows()[0]
+    >>> sorted(row)[:3], len(kv_examples()[0]["ordered_kv_records"])
+    (['answers', 'ctxs', 'question'], 75)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["kv_examples", "nq_rows"]
+
+
+def _jsonl_gz(name: str) -> list[dict[str, Any]]:
+    raw = (resources.files("litm") / "data" / name).read_bytes()
+    return [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
+
+
+def nq_rows() -> list[dict[str, Any]]:
+    """The bundled NQ-Open oracle rows (question, answers, one gold Wikipedia passage each)."""
+    return _jsonl_gz("nq-open-oracle.jsonl.gz")
+
+
+@lru_cache(maxsize=1)
+def kv_examples() -> tuple[dict[str, Any], ...]:
+    """Liu et al.'s key-value retrieval examples (75 pairs each), read once per process."""
+    return tuple(_jsonl_gz("kv-retrieval-75_keys.jsonl.gz"))

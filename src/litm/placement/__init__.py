@@ -1,0 +1,60 @@
+"""Placement: put ranked documents where the model looks, and say why.
+
+The layer every other part of litm builds on. It reads the caller's documents (strings, dicts,
+:class:`Doc`, LangChain / LlamaIndex / Haystack objects) as :class:`Doc` values, ranks them
+(:func:`rank`), and maps ranks to slots with a :class:`Strategy`; :func:`place` returns a
+:class:`PlacementPlan` with the caller's own objects in the new order and a per-slot explanation.
+Position profiles (:class:`PositionProfile`) describe how much a model attends to each relative
+position; the ``profile`` strategy places by a measured one.
+
+Example:
+    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
+    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+"""
+
+from litm.placement.documents import Doc, to_doc, to_docs
+from litm.placement.place import place
+from litm.placement.plan import PlacementPlan, SlotInfo
+from litm.placement.profile import PositionProfile
+from litm.placement.ranking import Dedup, Dropped, RankBy, Ranked, Ranking, rank
+from litm.placement.registry import (
+    ENTRY_POINT_GROUP,
+    STRATEGIES,
+    get_strategy,
+    register_strategy,
+    strategy_names,
+    unregister_strategy,
+)
+from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
+from litm.placement.strategy import DEFAULT_MIN_DOCS, Strategy
+
+__all__ = [
+    "DEFAULT_MIN_DOCS",
+    "ENTRY_POINT_GROUP",
+    "STRATEGIES",
+    "Dedup",
+    "Doc",
+    "Dropped",
+    "Edges",
+    "LangChainOrder",
+    "PlacementPlan",
+    "PositionProfile",
+    "ProfileOrder",
+    "Pyramid",
+    "RandomOrder",
+    "RankBy",
+    "RankOrder",
+    "Ranked",
+    "Ranking",
+    "Reverse",
+    "SlotInfo",
+    "Strategy",
+    "get_strategy",
+    "place",
+    "rank",
+    "register_strategy",
+    "strategy_names",
+    "to_doc",
+    "to_docs",
+    "unregister_strategy",
+]

@@ -1,0 +1,52 @@
+"""``place()``: rank the caller's items and put them where the model looks.
+
+Example:
+    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
+    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from litm.placement.plan import PlacementPlan
+from litm.placement.profile import PositionProfile
+from litm.placement.ranking import Dedup, RankBy
+from litm.placement.registry import get_strategy
+from litm.placement.strategy import DEFAULT_MIN_DOCS, Strategy
+
+__all__ = ["place"]
+
+
+def place(
+    items: Sequence[Any],
+    strategy: str | Strategy = "edges",
+    *,
+    rank_by: RankBy = "input",
+    higher_is_better: bool = True,
+    dedup: Dedup | None = None,
+    top_k: int | None = None,
+    min_docs: int = DEFAULT_MIN_DOCS,
+    profile: PositionProfile | None = None,
+) -> PlacementPlan:
+    """Rank ``items`` and place them by ``strategy``; the input list is never mutated.
+
+    ``items`` may be strings, dicts, :class:`~litm.placement.documents.Doc` values or LangChain / LlamaIndex /
+    Haystack documents; ``plan.items`` hands the same objects back in the new order. Below
+    ``min_docs`` documents the input order is kept (the plan says so). ``profile`` drives the
+    ``profile`` strategy and, for any strategy, the slot weights the plan reports.
+
+    Example:
+        >>> place(["a", "b", "c", "d", "e"], "edges").items
+        ['a', 'c', 'e', 'd', 'b']
+    """
+    return get_strategy(strategy, profile=profile).place(
+        items,
+        rank_by=rank_by,
+        higher_is_better=higher_is_better,
+        dedup=dedup,
+        top_k=top_k,
+        min_docs=min_docs,
+        profile=profile,
+    )

@@ -1,0 +1,114 @@
+"""Strategies by name: the built-ins, ones registered in code, and plugins found by entry point.
+
+One rule for every source: a name is taken once. :func:`register_strategy` refuses to overwrite a
+registered name (built-in or not) unless ``replace=True``. Third-party packages publish strategies under
+the entry-point group ``litm.strategies`` (``name = "package.module:Factory"``); they are loaded on the
+first lookup by name, so the command line and Python see the same list.
+
+Example:
+    >>> from litm.placement.strategies import Edges
+    >>> class Mine(Edges):
+    ...     name = "mine"
+    >>> register_strategy("mine", Mine)
+    >>> get_strategy("mine").arrange(4)
+    [0, 2, 3, 1]
+    >>> register_strategy("mine", Mine)
+    Traceback (most recent call last):
+    ...
+    litm.errors.AlreadyRegisteredError: strategy 'mine' is already registered (pass replace=True to replace it)
+    >>> unregister_strategy("mine")
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from types import MappingProxyType
+
+from litm.errors import AlreadyRegisteredError, UnknownStrategyError
+from litm.placement.profile import PositionProfile
+from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
+from litm.placement.strategy import Strategy
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "STRATEGIES",
+    "get_strategy",
+    "register_strategy",
+    "strategy_names",
+    "unregister_strategy",
+]
+
+#: The entry-point group third-party strategies are published under.
+ENTRY_POINT_GROUP = "litm.strategies"
+
+_REGISTRY: dict[str, Callable[..., Strategy]] = {
+    "none": RankOrder,
+    "reverse": Reverse,
+    "edges": Edges,
+    "pyramid": Pyramid,
+    "langchain": LangChainOrder,
+    "profile": ProfileOrder,
+    "random": RandomOrder,
+}
+#: A read-only view of every registered strategy factory by name (entry points included once loaded).
+STRATEGIES: Mapping[str, Callable[..., Strategy]] = MappingProxyType(_REGISTRY)
+_LOCK = threading.Lock()
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    """Register the strategies other packages publish as entry points (once per process)."""
+    global _plugins_loaded
+    with _LOCK:
+        if _plugins_loaded:
+            return
+        _plugins_loaded = True
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
+    for ep in found:
+        if ep.name not in _REGISTRY:
+            register_strategy(ep.name, ep.load())
+
+
+def register_strategy(name: str, factory: Callable[..., Strategy], *, replace: bool = False) -> None:
+    """Make a custom strategy selectable by name, in Python and on the command line.
+
+    Raises :class:`~litm.errors.AlreadyRegisteredError` when ``name`` is taken and ``replace`` is False.
+    """
+    if not name or not isinstance(name, str):
+        raise UnknownStrategyError("a strategy name must be a non-empty string")
+    if not callable(factory):
+        raise UnknownStrategyError(f"strategy {name!r}: the factory must be callable, got {type(factory).__name__}")
+    with _LOCK:
+        if name in _REGISTRY and not replace:
+            raise AlreadyRegisteredError(f"strategy {name!r} is already registered (pass replace=True to replace it)")
+        _REGISTRY[name] = factory
+
+
+def unregister_strategy(name: str) -> None:
+    """Remove a registered strategy (a missing name is ignored)."""
+    with _LOCK:
+        _REGISTRY.pop(name, None)
+
+
+def strategy_names() -> list[str]:
+    """Every selectable strategy name, plugins included, in registration order."""
+    _load_plugins()
+    with _LOCK:
+        return list(_REGISTRY)
+
+
+def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = None) -> Strategy:
+    """Resolve a strategy name (or pass a :class:`Strategy` through). ``profile`` feeds ``profile``."""
+    if isinstance(strategy, Strategy):
+        return strategy
+    if isinstance(strategy, str) and strategy not in _REGISTRY:
+        _load_plugins()
+    if not isinstance(strategy, str) or strategy not in _REGISTRY:
+        raise UnknownStrategyError(
+            f"unknown placement strategy {strategy!r}; choose from {', '.join(sorted(strategy_names()))}"
+        )
+    if strategy == "profile":
+        return ProfileOrder(profile)
+    return _REGISTRY[strategy]()

@@ -1,0 +1,4 @@
+"""Leaf helpers shared by every layer: file writes, JSON Lines records, sentences, progress.
+
+Nothing here imports another litm package except :mod:`litm.errors`, so any layer may use it.
+"""
