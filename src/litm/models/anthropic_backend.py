@@ -22,18 +22,21 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.errors import MissingDependencyError, ModelError, PromptError
 from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
 from litm.models.sdk import call_sdk
+from litm.models.tokenizers.base import TokenCount, count_billed
 from litm.models.tokenizers.estimate import EstimateTokenizer
-from litm.prompt.messages import Message, check_messages
+from litm.prompt.messages import Message, billed_request, check_messages
 
 _INSTALL = "pip install 'litm[anthropic]'"
 #: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
 CLAUDE_CONTEXT_WINDOW = 200_000
+#: The request fields the ``count_tokens`` endpoint takes (everything that is billed as input).
+_COUNTED_FIELDS = ("system", "messages", "tools", "tool_choice", "thinking")
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 
 
@@ -93,6 +96,18 @@ class AnthropicTokenizer:
         client = self._model._client()
         result = self._model._call(client.messages.count_tokens, **kwargs)
         return int(result.input_tokens)
+
+
+    def count_request(self, request: Mapping[str, Any], api: str) -> TokenCount:
+        """A whole request: exact from the ``count_tokens`` endpoint (system blocks, tools, tool use and
+        results included) when a key is configured, else the estimate over its billed text."""
+        if not self.exact or api != "anthropic":
+            return count_billed(self._estimate, billed_request(request, api))
+        kwargs = {k: request[k] for k in _COUNTED_FIELDS if request.get(k) is not None}
+        kwargs["model"] = self._model.name
+        client = self._model._client()
+        result = self._model._call(client.messages.count_tokens, **kwargs)
+        return TokenCount(int(result.input_tokens), True)
 
 
 class AnthropicModel(Model):

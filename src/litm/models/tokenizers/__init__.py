@@ -5,7 +5,7 @@ models whose tokenizer is not published. Backends with their own tokenizer (llam
 ``count_tokens`` endpoint) keep it next to the backend.
 """
 
-from litm.models.tokenizers.base import Tokenizer
+from litm.models.tokenizers.base import TokenCount, Tokenizer, count_billed, count_request
 from litm.models.tokenizers.bpe import (
     OPENAI_REPLY_PRIMING,
     OPENAI_TOKENS_PER_MESSAGE,
@@ -25,7 +25,10 @@ __all__ = [
     "OPENAI_TOKENS_PER_NAME",
     "EstimateTokenizer",
     "TiktokenTokenizer",
+    "TokenCount",
     "Tokenizer",
+    "count_billed",
+    "count_request",
     "ensure_offline_tiktoken",
     "offline_encoding",
     "openai_tokenizer",

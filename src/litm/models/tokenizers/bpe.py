@@ -9,10 +9,12 @@ tiktoken"): 3 tokens per message, 1 more per ``name``, 3 to prime the reply.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from litm.models.tokenizers.base import TokenCount
 from litm.models.tokenizers.offline import import_tiktoken, offline_encoding
-from litm.prompt.messages import Message, check_messages
+from litm.prompt.messages import MEDIA_PART_TOKENS, Message, billed_request, check_messages
 
 __all__ = [
     "OPENAI_REPLY_PRIMING",
@@ -65,6 +67,26 @@ class TiktokenTokenizer:
                 if key == "name":
                     total += OPENAI_TOKENS_PER_NAME
         return total
+
+    def count_request(self, request: Mapping[str, Any], api: str) -> TokenCount:
+        """A whole request by OpenAI's per-message rule (any role, tool calls and schemas as text).
+
+        Exact for plain chat text on a model of this encoding; tool calls, schemas and media make it
+        approximate (OpenAI does not publish how it renders them).
+        """
+        billed = billed_request(request, api)
+        tokens = OPENAI_REPLY_PRIMING
+        for turn in billed.turns:
+            tokens += OPENAI_TOKENS_PER_MESSAGE + self.count(turn.role) + self.count(turn.text)
+            if turn.name is not None:
+                tokens += OPENAI_TOKENS_PER_NAME + self.count(turn.name)
+        if billed.tools:
+            tokens += self.count(billed.tools)
+        tokens += billed.media_parts * MEDIA_PART_TOKENS
+        notes = list(billed.approximate)
+        if not self._exact:
+            notes.insert(0, self.note or f"{self.name} is not the model's own encoding")
+        return TokenCount(tokens, not notes, tuple(notes))
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self._encoding.name!r}, exact={self._exact})"
