@@ -18,6 +18,7 @@ from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.placement.profile import PositionProfile
 from litm.placement.ranking import Dedup, Dropped, RankBy, Ranked, Ranking, rank
 from litm.placement.registry import (
+    DEFAULT_STRATEGY,
     ENTRY_POINT_GROUP,
     STRATEGIES,
     get_strategy,
@@ -30,6 +31,7 @@ from litm.placement.strategy import DEFAULT_MIN_DOCS, Strategy
 
 __all__ = [
     "DEFAULT_MIN_DOCS",
+    "DEFAULT_STRATEGY",
     "ENTRY_POINT_GROUP",
     "STRATEGIES",
     "Dedup",

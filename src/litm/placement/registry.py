@@ -32,6 +32,7 @@ from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyram
 from litm.placement.strategy import Strategy
 
 __all__ = [
+    "DEFAULT_STRATEGY",
     "ENTRY_POINT_GROUP",
     "STRATEGIES",
     "get_strategy",
@@ -40,6 +41,9 @@ __all__ = [
     "unregister_strategy",
 ]
 
+#: The one default strategy of every entry point (``place``, ``fit``, the CLI): the committed NQ benchmark
+#: found ``pyramid`` best of the fixed strategies (docs/results/bench-nq-gemma3-270m).
+DEFAULT_STRATEGY = "pyramid"
 #: The entry-point group third-party strategies are published under.
 ENTRY_POINT_GROUP = "litm.strategies"
 
