@@ -136,8 +136,8 @@ def _edges(nodes: dict[Any, _Node]) -> dict[tuple[Any, Any], float]:
 
 def gather(ws: Workspace, file: FileIndex, target: Definition, resolver: Resolver, *, max_caller_lines: int = 60,
            context_lines: int = 3) -> Gathered:  # fmt: skip
-    """Collect and rank the pieces around ``target``: target, class header, imports, then callers and
-    callees by personalised PageRank from the target (ties: callers first, then by path and line)."""
+    """Collect and rank the pieces around ``target``: target, class header, imports, then the callers and
+    then the callees, each by personalised PageRank from the target (ties by path and line)."""
     res = "exact" if resolver.exact else "name"
     found = resolver.callers(file, target)
     groups: dict[tuple[Path, int, str], tuple[FileIndex, Definition | None, list[CallSite]]] = {}
@@ -159,7 +159,8 @@ def gather(ws: Workspace, file: FileIndex, target: Definition, resolver: Resolve
         nodes[("callee", key)] = _Node(callee.file, d, list(callee.calls), _callee_piece(callee.file, d, callee.calls,
                                                                                          res))  # fmt: skip
     scores = personalized_pagerank(["target", *nodes], _edges(nodes), source="target")
-    order = sorted(nodes, key=lambda k: (-scores[k], k[0] != "caller", nodes[k].piece.path, nodes[k].piece.start))
+    # Callers first (the field rule: the edited function plus the code that calls it), each tier by its score.
+    order = sorted(nodes, key=lambda k: (k[0] != "caller", -scores[k], nodes[k].piece.path, nodes[k].piece.start))
     head = [full_piece("target", file, target, resolution=res).ranked(1, scores["target"])]
     used = file.names_in(target.start, target.end)
     if container is not None:

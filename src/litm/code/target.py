@@ -83,6 +83,9 @@ def locate(index: FileIndex, spec: TargetSpec) -> Definition:
                 f"name one by its line as {index.rel}:LINE",
                 candidates=listing,
             )
-    close = difflib.get_close_matches(spec.name, [d.qualname for d in targets], n=3, cutoff=0.6)
+    # Match a misspelt method name against simple names as well, and suggest the qualified names.
+    spelled = {d.name: d.qualname for d in targets}
+    spelled.update({d.qualname: d.qualname for d in targets})
+    close = dict.fromkeys(spelled[m] for m in difflib.get_close_matches(spec.name, list(spelled), n=3, cutoff=0.6))
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise CodeTargetNotFoundError(f"{index.rel} defines no function or class {spec.name!r}{hint}")

@@ -154,7 +154,7 @@ class _Indexer:
         end = _last_line(span)
         # A Go or Rust type's fields are its header; other bodies start at their opening brace.
         header_end = end if node.type in ("type_spec", "struct_item", "enum_item") or body is None else _line(body)
-        name_node = node.child_by_field_name("name") or node
+        name_node = node.child_by_field_name("name") or node.child_by_field_name("type") or node
         return Definition(
             name=name, qualname=qualname, kind=kind, start=_leading_start(span), end=end,
             header_end=min(header_end, end), name_line=_line(name_node), name_col=self.col(name_node),
