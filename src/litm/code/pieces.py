@@ -124,7 +124,8 @@ def _render(file: FileIndex, ranges: list[Range], stop: int) -> str:
             # Indented like the first omitted line, so the excerpt still reads as the same block.
             nxt = file.lines[b] if b < len(file.lines) and file.lines[b].strip() else file.lines[b - 1]
             indent = nxt[: len(nxt) - len(nxt.lstrip())]
-            parts.append(f"{indent}{_comment(file.language)} ... ({gap_end - b} lines omitted)")
+            n = gap_end - b
+            parts.append(f"{indent}{_comment(file.language)} ... ({n} line{'s' if n > 1 else ''} omitted)")
     return "\n".join(parts)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from litm.code.resolve import Callee, Callers, Site, call_sites_named, sites_inside
 from litm.code.source import CallSite, Definition, FileIndex, Workspace
@@ -41,6 +41,18 @@ _INSTALL = "pip install 'litm[code]'  (jedi)"
 # jedi names that stand for a value rather than a definition; inference says which definition that is.
 _INDIRECT = frozenset({"statement", "param", "instance"})
 _ALIAS_ROUNDS = 3
+
+
+class Hit(NamedTuple):
+    """A definition jedi resolved a name to: its file, the line of its name, its dotted full name."""
+
+    path: Path
+    line: int
+    full_name: str | None
+
+
+def _stub(path: object) -> bool:
+    return path is not None and str(path).endswith(".pyi")
 
 
 def _import_jedi() -> Any:
@@ -62,30 +74,30 @@ class JediResolver:
         self._jedi = _import_jedi()
         self._project = self._jedi.Project(str(ws.root))
         self._scripts: dict[Path, Any] = {}
-        self._resolved: dict[tuple[Path, int, int], list[tuple[Path, int, str]]] = {}
+        self._resolved: dict[tuple[Path, int, int], list[Hit]] = {}
 
     def _script(self, path: Path) -> Any:
         if path not in self._scripts:
             self._scripts[path] = self._jedi.Script(code=self.ws.text(path), path=str(path), project=self._project)
         return self._scripts[path]
 
-    def resolve(self, path: Path, call: CallSite) -> list[tuple[Path, int, str]]:
-        """Where the name at ``call`` is defined: ``(file, name line, jedi type)`` for each source definition."""
-        key = (path, call.line, call.col)
+    def resolve(self, path: Path, line: int, col: int) -> list[Hit]:
+        """Where the name at ``line``/``col`` of ``path`` is defined, by jedi's goto (and inference)."""
+        key = (path, line, col)
         if key not in self._resolved:
             script = self._script(path)
             try:
-                names = list(script.goto(call.line, call.col, follow_imports=True))
-                if not names or all(n.type in _INDIRECT for n in names):
-                    names += list(script.infer(call.line, call.col))
+                names = list(script.goto(line, col, follow_imports=True))
+                # A value (x = f; x()) or a typeshed stub where the source exists: inference finds the source.
+                if not names or any(n.type in _INDIRECT or _stub(n.module_path) for n in names):
+                    names += list(script.infer(line, col))
             except Exception:  # jedi raises bare errors on code it cannot follow; such a site stays unresolved
                 names = []
-            out = []
-            for n in names:
-                if n.module_path is None or n.line is None or n.type in _INDIRECT:
-                    continue
-                out.append((Path(n.module_path).resolve(), int(n.line), str(n.type)))
-            self._resolved[key] = out
+            self._resolved[key] = [
+                Hit(Path(n.module_path).resolve(), int(n.line), n.full_name)
+                for n in names
+                if n.module_path is not None and n.line is not None and n.type not in _INDIRECT
+            ]
         return self._resolved[key]
 
     def _names(self, target: Definition) -> set[str]:
@@ -106,7 +118,15 @@ class JediResolver:
 
     def callers(self, file: FileIndex, target: Definition) -> Callers:
         out = Callers()
-        wanted = (file.path, target.name_line)
+        this = self.resolve(file.path, target.name_line, target.name_col)
+        full_name = next((h.full_name for h in this if h.full_name), None)
+
+        def is_target(hit: Hit) -> bool:
+            if (hit.path, hit.line) == (file.path, target.name_line):
+                return True
+            # jedi may stop at the stub of the very same definition (typeshed covers the standard library).
+            return _stub(hit.path) and full_name is not None and hit.full_name == full_name
+
         sites = call_sites_named(self.ws, self._names(target), "python", file, target)
         # Nearest first, so a limit cuts the sites least likely to reach the target: the target's own file,
         # its package, files that name its module or class, then the rest.
@@ -123,8 +143,8 @@ class JediResolver:
         if self.max_sites is not None:
             sites, out.unchecked = sites[: self.max_sites], sites[self.max_sites :]
         for site in sites:
-            hits = self.resolve(site.file.path, site.call)
-            if any((p, line) == wanted for p, line, _ in hits):
+            hits = self.resolve(site.file.path, site.call.line, site.call.col)
+            if any(is_target(h) for h in hits):
                 out.sites.append(site)
             elif hits:
                 out.rejected.append(site)
@@ -136,7 +156,7 @@ class JediResolver:
         calls: dict[tuple[Path, int], list[CallSite]] = defaultdict(list)
         defs: dict[tuple[Path, int], tuple[FileIndex, Definition]] = {}
         for call in sites_inside(file, target):
-            for path, line, _ in self.resolve(file.path, call):
+            for path, line, _ in self.resolve(file.path, call.line, call.col):
                 if path.suffix != ".py":  # compiled builtins and typeshed stubs: no source to show
                     continue
                 key = (path, line)
