@@ -58,7 +58,8 @@ def personalized_pagerank(
                 leaked += mass
                 continue
             for m, w in adj[n].items():
-                nxt[m] += damping * mass * w / out_weight[n]
+                # The share first: with subnormal weights, damping * mass * w would round before the division.
+                nxt[m] += damping * mass * (w / out_weight[n])
             leaked += (1.0 - damping) * mass
         nxt[source] += leaked
         delta = sum(abs(nxt[n] - score[n]) for n in nodes)

@@ -58,6 +58,7 @@ class CodePiece:
     call_lines: tuple[int, ...] = ()
     score: float | None = None
     rank: int = 0
+    omitted: int = 0  # lines of the definition (or statement) left out of ``text``
 
     @property
     def start(self) -> int:
@@ -74,7 +75,7 @@ class CodePiece:
 
     @property
     def excerpt(self) -> bool:
-        return len(self.ranges) > 1
+        return self.omitted > 0
 
     @property
     def id(self) -> str:
@@ -92,7 +93,7 @@ class CodePiece:
         return {
             "kind": self.kind, "path": self.path, "qualname": self.qualname, "language": self.language,
             "lines": [list(r) for r in self.ranges], "call_lines": list(self.call_lines),
-            "rank": self.rank, "score": self.score, "resolution": self.resolution, "excerpt": self.excerpt,
+            "rank": self.rank, "score": self.score, "resolution": self.resolution, "omitted": self.omitted,
         }  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,9 +115,10 @@ def _comment(language: str) -> str:
     return "#" if language == "python" else "//"
 
 
-def _render(file: FileIndex, ranges: list[Range], stop: int) -> str:
-    """The lines of ``ranges`` with a marker for each gap, and for lines cut after the last range."""
+def _render(file: FileIndex, ranges: list[Range], stop: int) -> tuple[str, int]:
+    """The lines of ``ranges`` with a marker for each gap and for lines cut after the last range; the count cut."""
     parts: list[str] = []
+    omitted = 0
     for i, (a, b) in enumerate(ranges):
         parts.append(file.segment(a, b))
         gap_end = ranges[i + 1][0] - 1 if i + 1 < len(ranges) else stop
@@ -125,16 +127,18 @@ def _render(file: FileIndex, ranges: list[Range], stop: int) -> str:
             nxt = file.lines[b] if b < len(file.lines) and file.lines[b].strip() else file.lines[b - 1]
             indent = nxt[: len(nxt) - len(nxt.lstrip())]
             n = gap_end - b
+            omitted += n
             parts.append(f"{indent}{_comment(file.language)} ... ({n} line{'s' if n > 1 else ''} omitted)")
-    return "\n".join(parts)
+    return "\n".join(parts), omitted
 
 
 def _piece(kind: str, file: FileIndex, d: Definition | None, ranges: list[Range], stop: int, resolution: str,
            call_lines: Iterable[int] = ()) -> CodePiece:  # fmt: skip
+    text, omitted = _render(file, ranges, stop)
     return CodePiece(
         kind=kind, path=file.rel, language=file.language, qualname=d.qualname if d else None,
-        ranges=tuple(ranges), text=_render(file, ranges, stop), resolution=resolution,
-        call_lines=tuple(sorted(set(call_lines))),
+        ranges=tuple(ranges), text=text, resolution=resolution, call_lines=tuple(sorted(set(call_lines))),
+        omitted=omitted,
     )  # fmt: skip
 
 
