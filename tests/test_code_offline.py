@@ -68,3 +68,24 @@ def test_parses_and_resolves_with_sockets_blocked() -> None:
 def test_grammar_pack_is_the_offline_release() -> None:
     # 1.0 and later download grammars at first parse; the code extra pins the release that bundles them.
     assert version("tree-sitter-language-pack") == "0.13.0"
+
+
+def test_missing_extra_names_the_install_command() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['jedi'] = None; sys.modules['tree_sitter_language_pack'] = None\n"
+        "from litm.code import code_context\n"
+        "from litm.errors import MissingDependencyError\n"
+        "for target in ('json/decoder.py::JSONDecoder.decode', 'js/ms/index.js::plural'):\n"
+        "    root = sys.argv[1] if target.startswith('json') else sys.argv[2]\n"
+        "    try:\n"
+        "        code_context(root, target, budget=100, counter=len)\n"
+        "    except MissingDependencyError as exc:\n"
+        "        print(exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(STDLIB), str(DATA)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and all("pip install 'litm[code]'" in line for line in lines)
+    assert "jedi" in lines[0] and "tree-sitter" in lines[1]
