@@ -6,6 +6,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+# Standard-library copies and the offline GPT-4 tokenizer for the code-context tests.
+from code_fixtures import gpt4, json_root, stdlib_root  # noqa: F401
+
 # One llama.cpp server for the whole session, shared by every test module that asks for `llama_server`.
 from fixtures_server import llama_server_fixture  # noqa: F401
 

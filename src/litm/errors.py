@@ -104,3 +104,38 @@ class ContextBudgetExceeded(LitmError, ValueError):
         self.budget = budget
         self.floor = floor
         self.advice = advice
+
+
+class CodeFileNotFoundError(LitmError, FileNotFoundError):
+    """A code-context target names a file (or root folder) that does not exist."""
+
+
+class CodeTargetNotFoundError(LitmError, LookupError):
+    """A code-context target names a function, class or line that the file does not define."""
+
+
+class AmbiguousCodeTargetError(LitmError, LookupError):
+    """A code-context target matches more than one definition; the message lists them with their lines."""
+
+    def __init__(self, message: str, *, candidates: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
+class UnsupportedLanguageError(LitmError, ValueError):
+    """A source file is in a language litm's code context cannot parse, or exact resolution is not offered."""
+
+
+class CodeParseError(LitmError, ValueError):
+    """A source file the target lives in cannot be parsed (a syntax error), so no span can be trusted."""
+
+
+class CodeTargetTooLargeError(ContextBudgetExceeded):
+    """The code-context target alone needs more tokens than the budget; the target is never cut.
+
+    ``target_tokens`` is what the target alone costs (as rendered, with any prompt around it).
+    """
+
+    def __init__(self, message: str, *, target_tokens: int, budget: int, advice: str = "") -> None:
+        super().__init__(message, prompt_tokens=target_tokens, budget=budget, floor=target_tokens, advice=advice)
+        self.target_tokens = target_tokens

@@ -42,6 +42,7 @@ def _root(
 
 # Command modules register themselves on import; keep one line per module.
 from litm.cli import bench as _bench  # noqa: E402,F401
+from litm.cli import code as _code  # noqa: E402,F401
 from litm.cli import demo as _demo  # noqa: E402,F401
 from litm.cli import fit as _fit  # noqa: E402,F401
 from litm.cli import models as _models  # noqa: E402,F401
