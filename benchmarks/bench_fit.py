@@ -19,8 +19,11 @@ from importlib import resources
 from typing import Any
 
 from litm.budget import Counter, fit
+from litm.placement import place
 from litm.prompt import PromptBuilder
 from litm.tokens import get_tokenizer
+
+STRATEGY = "pyramid"
 
 
 def passages(n: int) -> list[dict[str, Any]]:
@@ -33,7 +36,7 @@ def passages(n: int) -> list[dict[str, Any]]:
 def naive_fit(docs: list[dict[str, Any]], question: str, builder: PromptBuilder, counter: Counter, budget: int) -> int:
     kept = list(docs)
     while True:
-        if counter.text(builder.build(kept, question).text) <= budget or not kept:
+        if counter.text(builder.build(place(kept, STRATEGY), question).text) <= budget or not kept:
             return len(kept)
         kept.pop()
 
@@ -44,22 +47,22 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     tok = get_tokenizer(args.tokenizer)
-    builder = PromptBuilder(strategy="pyramid")
+    builder = PromptBuilder()
     question = "who got the first nobel prize in physics"
     print(f"tokenizer: {tok.name}")
     print(f"{'n':>5} {'budget':>7} {'kept':>5} {'fit ms':>9} {'fit calls':>9} {'naive ms':>10} {'naive calls':>11} "
           f"{'time ratio':>10}")
     for n in (20, 100, 500):
         docs = passages(n)
-        full = tok.count(builder.build(docs, question).text)
+        full = tok.count(builder.build(place(docs, STRATEGY), question).text)
         budget = full // 4
         fit_times, naive_times = [], []
         for _ in range(args.repeat):
-            c1 = Counter(text_fn=tok.count)
+            c1 = Counter(tok)
             t0 = time.perf_counter()
-            result = fit(docs, question, builder, c1, budget)
+            result = fit(docs, question, builder, c1, budget, strategy=STRATEGY)
             fit_times.append(time.perf_counter() - t0)
-            c2 = Counter(text_fn=tok.count)
+            c2 = Counter(tok)
             t0 = time.perf_counter()
             kept = naive_fit(docs, question, builder, c2, budget)
             naive_times.append(time.perf_counter() - t0)

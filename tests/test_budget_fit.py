@@ -1,7 +1,12 @@
-"""The token gate's guarantees, checked over many random cases with a real tokenizer (cl100k, offline)."""
+"""The token gate's guarantees, checked over many random cases with a real tokenizer (cl100k, offline).
+
+Ranking and placement are fit's own options; a builder carrying the deprecated placement settings is read
+as their source, never besides them. Approximate counts carry the margin.
+"""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -9,12 +14,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.budget import Counter, fit
-from litm.errors import ContextBudgetExceeded, LitmError
+from litm.budget.margin import DEFAULT_MARGIN
+from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
+from litm.models.tokenizers import count_request
+from litm.placement import DEFAULT_STRATEGY, place
 from litm.prompt import PromptBuilder
-from litm.tokens import TiktokenTokenizer
+from litm.tokens import TiktokenTokenizer, get_tokenizer
 
 TOK = TiktokenTokenizer("cl100k_base")
-BUILDER = PromptBuilder(strategy="pyramid")
+BUILDER = PromptBuilder()
+
+
+def build(docs: list[Any], question: str, strategy: str = DEFAULT_STRATEGY) -> Any:
+    """The prompt fit builds for these survivors: placed by ``strategy``, in the given (rank) order."""
+    return BUILDER.build(place(docs, strategy), question)
 
 # Unicode text with sentence ends, so truncation has boundaries to cut at.
 sentence = st.text(
@@ -38,7 +51,7 @@ def test_fit_never_exceeds_budget_and_drops_lowest_ranked_first(
     docs: list[dict[str, Any]], question: str, budget: int, reserve: int, truncate: bool
 ) -> None:
     max_input = budget + reserve
-    floor = TOK.count(BUILDER.build([], question).text)
+    floor = TOK.count(build([], question).text)
     try:
         result = fit(docs, question, BUILDER, TOK, max_input, reserve, truncate=truncate)
     except ContextBudgetExceeded as err:
@@ -47,7 +60,8 @@ def test_fit_never_exceeds_budget_and_drops_lowest_ranked_first(
         assert err.floor == floor and err.budget == budget
         return
     assert floor <= budget
-    assert TOK.count(result.prompt.text) == result.tokens <= budget
+    assert TOK.count(result.prompt.text) == result.tokens == result.upper <= budget
+    assert result.exact and result.margin == 0.0
     kept_ids = [d.id for d in result.kept]
     # The survivors are a best-ranked prefix: nothing is dropped while a lower-ranked document survives.
     assert kept_ids == [d["id"] for d in docs[: len(kept_ids)]]
@@ -57,15 +71,16 @@ def test_fit_never_exceeds_budget_and_drops_lowest_ranked_first(
         assert result.truncated == kept_ids[-1]
     # Maximal: one more document would not have fitted (counts are monotone here, cl100k on our layout).
     if result.dropped and not result.truncated:
-        bigger = BUILDER.build([*result.kept, result.dropped[0]], question)
+        bigger = build([*result.kept, result.dropped[0]], question)
         assert TOK.count(bigger.text) > budget
 
 
 def test_dropped_in_rank_order_and_placement_reapplied() -> None:
     docs = [{"id": f"d{i}", "text": f"Passage {i}. " + "Filler sentence here. " * 20, "score": 0.9 - i / 20}
             for i in range(8)]
-    full = TOK.count(BUILDER.build(docs, "Q?").text)
+    full = TOK.count(build(docs, "Q?").text)
     result = fit(docs, "Q?", BUILDER, TOK, full - 100)
+    assert result.prompt.plan.strategy == DEFAULT_STRATEGY == "pyramid"
     assert [d.id for d in result.dropped] == [f"d{i}" for i in range(len(result.kept), 8)]
     # Pyramid over the survivors: the best document sits last, next to the question.
     assert result.prompt.ids[-1] == "d0" and result.prompt.ids[0] == "d1"
@@ -73,9 +88,79 @@ def test_dropped_in_rank_order_and_placement_reapplied() -> None:
 
 def test_score_ranking_is_respected() -> None:
     docs = [{"id": f"d{i}", "text": "word " * 50, "score": s} for i, s in enumerate([0.1, 0.9, 0.5, 0.7])]
-    result = fit(docs, "Q?", BUILDER, TOK, TOK.count(BUILDER.build(docs[:2], "Q?").text) + 5, rank_by="score")
+    result = fit(docs, "Q?", BUILDER, TOK, TOK.count(build(docs[:2], "Q?").text) + 5, rank_by="score")
     assert [d.id for d in result.kept] == ["d1", "d3"]
     assert [d.id for d in result.dropped] == ["d2", "d0"]
+
+
+def legacy_builder(**placement: Any) -> PromptBuilder:
+    """A builder with the deprecated placement settings (kept for one release; may warn when built)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return PromptBuilder(**placement)
+
+
+SCORED = [{"id": f"d{i}", "text": f"Passage {i}. " + "Filler sentence here. " * 12, "score": s}
+          for i, s in enumerate([0.1, 0.2, 0.3, 0.4, 0.9])]
+TIGHT = TOK.count(build(SCORED[:2], "Q?").text) + 3  # room for two documents
+
+
+def test_the_builders_placement_is_the_ranking_when_fit_is_given_none() -> None:
+    # Before: fit ranked by input order and ignored placement={"rank_by": "score"}, keeping d0 and d1.
+    legacy = legacy_builder(strategy="pyramid", placement={"rank_by": "score"})
+    result = fit(SCORED, "Q?", legacy, TOK, TIGHT)
+    assert [d.id for d in result.kept] == ["d4", "d3"]
+    # The same ranking given to fit itself, with a builder that does no placement: the same prompt.
+    direct = fit(SCORED, "Q?", BUILDER, TOK, TIGHT, strategy="pyramid", rank_by="score")
+    assert direct.prompt.text == result.prompt.text and direct.prompt.ids == ["d4", "d3"]
+
+
+def test_score_ranking_keeps_the_best_document_at_a_tight_budget() -> None:
+    result = fit(SCORED, "Q?", BUILDER, TOK, TIGHT, rank_by="score")
+    assert "d4" in result.prompt.ids and [d.id for d in result.dropped] == ["d2", "d1", "d0"]
+
+
+def test_placement_set_in_two_places_is_refused() -> None:
+    with pytest.raises(InvalidOptionError, match="set twice"):
+        fit(SCORED, "Q?", legacy_builder(placement={"rank_by": "score"}), TOK, TIGHT, rank_by="score")
+    with pytest.raises(InvalidOptionError, match="set twice"):
+        fit(SCORED, "Q?", legacy_builder(strategy="edges"), TOK, TIGHT, top_k=3)
+
+
+def test_top_k_and_dedup_are_ranking_not_budget() -> None:
+    docs = [*SCORED, {"id": "d4", "text": "a copy", "score": 0.05}]
+    result = fit(docs, "Q?", BUILDER, TOK, 10_000, rank_by="score", dedup="id", top_k=3, strategy="edges")
+    assert [d.id for d in result.kept] == ["d4", "d3", "d2"] and result.dropped == []
+    assert [(d.doc.id, d.reason.split()[0]) for d in result.excluded] == [("d4", "duplicate"), ("d1", "rank"),
+                                                                          ("d0", "rank")]
+    assert result.prompt.plan.strategy == "edges"
+
+
+def test_an_approximate_count_carries_the_margin() -> None:
+    approx = get_tokenizer("openai:gpt-4o")  # counted with cl100k, which is not GPT-4o's tokenizer
+    assert not approx.exact
+    three = TOK.count(build([SCORED[4], SCORED[3], SCORED[2]], "Q?").text)  # exactly the best three
+    exact = fit(SCORED, "Q?", BUILDER, TOK, three, rank_by="score")
+    assert len(exact.kept) == 3 and exact.upper == exact.tokens == three
+    result = fit(SCORED, "Q?", BUILDER, approx, three, rank_by="score")
+    assert not result.exact and result.margin == DEFAULT_MARGIN
+    assert result.upper == -(-result.tokens * 115 // 100) <= three
+    assert len(result.kept) == 2  # the margin costs the third document
+    with pytest.raises(ContextBudgetExceeded, match=r"counted approximately, \+15% margin") as info:
+        fit(SCORED, "A question. " * 10, BUILDER, approx, approx.count(build([], "A question. " * 10).text) + 2)
+    assert info.value.margin == DEFAULT_MARGIN and info.value.upper > info.value.prompt_tokens
+
+
+def test_a_counting_function_is_approximate() -> None:
+    result = fit(SCORED, "Q?", BUILDER, lambda text: len(text.split()), 120, rank_by="score")
+    assert not result.exact and result.margin == DEFAULT_MARGIN and result.upper <= 120
+
+
+def test_anthropic_format_counts_the_request() -> None:
+    system = PromptBuilder(system="Answer from the documents only.")
+    result = fit(SCORED, "Q?", system, TOK, 200, format="anthropic", rank_by="score")
+    request = result.prompt.messages("anthropic")
+    assert result.tokens == count_request(TOK, request, "anthropic").tokens <= 200 and request["system"]
 
 
 def test_truncate_keeps_a_sentence_prefix() -> None:
@@ -106,18 +191,27 @@ def test_error_carries_numbers_and_advice() -> None:
 
 def test_tokenizer_calls_grow_logarithmically() -> None:
     docs = [{"id": f"d{i}", "text": "A sentence of filler text. " * 5} for i in range(500)]
-    counter = Counter(text_fn=TOK.count)
+    counter = Counter(TOK)
     result = fit(docs, "Q?", BUILDER, counter, 4000)
     assert 0 < len(result.kept) < 500
     assert result.count_calls <= 2 + 10  # full, floor, then a binary search over 500
 
 
+def test_the_old_counter_form_still_works_and_warns() -> None:
+    with pytest.warns(DeprecationWarning, match="Counter"):
+        counter = Counter(text_fn=TOK.count)
+    assert not counter.exact and counter.text("Lost in the middle") == 4
+
+
 def test_bad_arguments() -> None:
-    with pytest.raises(LitmError):
+    with pytest.raises(InvalidOptionError):
         fit(["a"], "q", BUILDER, TOK, -1)
     with pytest.raises(ContextBudgetExceeded):
         fit(["a"], "q", BUILDER, TOK, 10, reserve_output_tokens=10)
-    with pytest.raises(LitmError, match="build"):
+    with pytest.raises(UnsupportedTypeError, match="build"):
         fit(["a"], "q", object(), TOK, 100)
-    with pytest.raises(LitmError, match="question must be str"):
+    with pytest.raises(PromptError, match="question must be str"):
         fit(["a"], None, BUILDER, TOK, 100)  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedTypeError, match="cannot count tokens"):
+        fit(["a"], "q", BUILDER, 42, 100)
+    assert all(issubclass(e, LitmError) for e in (InvalidOptionError, UnsupportedTypeError, PromptError))

@@ -1,168 +1,225 @@
-"""History compaction on realistic agent transcripts (OpenAI and Anthropic tool-call shapes)."""
+"""History compaction on ordinary agent transcripts, counted with real tokenizers.
+
+cl100k (tiktoken, offline) counts the OpenAI and Anthropic shapes; the llama.cpp tokenizer of SmolLM2
+counts through the GGUF's own chat template (``test_budget_history_llama.py``). Every compacted request is
+recounted with ``count_request`` and checked against the rules its provider enforces.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import pytest
 
-from litm.budget import compact_history
-from litm.budget.history import SUMMARY_PREFIX, _is_tool_call, _is_tool_result
-from litm.errors import ContextBudgetExceeded, LitmError
+from http_capture import check_anthropic, check_openai_chat, check_responses
+from litm.budget import compact_history, extractive_summary
+from litm.budget.history import SUMMARY_PREFIX, compact_request
+from litm.budget.margin import DEFAULT_MARGIN
+from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
+from litm.models.tokenizers import count_request
+from litm.tokens import get_tokenizer
+from transcripts import (
+    SYSTEM_BLOCKS,
+    TASK,
+    TOOLS_ANTHROPIC,
+    TOOLS_OPENAI,
+    anthropic,
+    anthropic_conversation,
+    openai_agent_step,
+    openai_chat,
+    responses,
+)
+
+CL100K = get_tokenizer("openai:gpt-4")  # exact: tiktoken cl100k_base, offline
+APPROX = get_tokenizer("openai:gpt-4o")  # cl100k standing in for o200k: marked approximate
 
 
-def words(text: str) -> int:
-    return len(text.split())
-
-
-def count_messages(messages: list[dict[str, Any]]) -> int:
-    # A chat-format counter: content words plus 4 tokens of per-message overhead, plus tool-call JSON.
-    total = 0
-    for m in messages:
-        total += 4 + words(m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content")))
-        total += words(json.dumps(m.get("tool_calls", [])))
-    return total
-
-
-class MsgCounter:
-    def count(self, text: str) -> int:
-        return words(text)
-
-    def count_messages(self, messages: list[dict[str, Any]]) -> int:
-        return count_messages(messages)
-
-
-def openai_agent_transcript(rounds: int = 6) -> list[dict[str, Any]]:
-    msgs: list[dict[str, Any]] = [
-        {"role": "system", "content": "You are a travel agent. Book within the user's budget."},
-        {"role": "user", "content": "Find me a flight from Lisbon to Oslo on 12 March under 300 euros. " * 3},
-    ]
-    for i in range(rounds):
-        call_id = f"call_{i}"
-        msgs.append({
-            "role": "assistant", "content": None,
-            "tool_calls": [{"id": call_id, "type": "function",
-                            "function": {"name": "search_flights", "arguments": json.dumps({"page": i})}}],
-        })
-        msgs.append({"role": "tool", "tool_call_id": call_id,
-                     "content": f"Page {i}: TP{100 + i} departs 08:{10 + i} for {250 + 10 * i} EUR. " * 4})
-        msgs.append({"role": "assistant", "content": f"Option {i} costs {250 + 10 * i} euros. Shall I go on? " * 2})
-        msgs.append({"role": "user", "content": f"Yes, keep looking, round {i}. " * 3})
-    return msgs
+def recount(request: dict[str, Any], api: str, tokenizer: Any = CL100K) -> int:
+    return count_request(tokenizer, request, api).tokens
 
 
 def test_under_budget_is_unchanged() -> None:
-    msgs = openai_agent_transcript(1)
-    out = compact_history(msgs, 10_000, counter=MsgCounter())
+    msgs = openai_chat(1)
+    out = compact_history(msgs, 10_000, counter=CL100K)
     assert out.messages == msgs and out.summarized == 0 and out.summary is None
+    assert out.kept == list(range(len(msgs))) and out.tokens == recount({"messages": msgs}, "openai-chat")
+    # Tool calls are counted as their JSON (providers do not publish how they render them): approximate.
+    assert not out.exact and out.margin == DEFAULT_MARGIN and out.upper == -(-out.tokens * 115 // 100)
 
 
-@pytest.mark.parametrize("budget", [160, 220, 300, 450])
-def test_compaction_fits_keeps_system_and_latest_and_never_splits_tool_pairs(budget: int) -> None:
-    msgs = openai_agent_transcript(6)
-    before = json.dumps(msgs)
-    out = compact_history(msgs, budget, counter=MsgCounter())
-    assert json.dumps(msgs) == before  # the caller's list is untouched
-    assert out.tokens == count_messages(out.messages) <= budget
-    assert out.messages[0] == msgs[0]
-    assert out.messages[-1] == msgs[-1]
-    assert out.summarized > 0
+@pytest.mark.parametrize("budget", [260, 400, 600])
+def test_openai_tool_history_fits_and_keeps_every_call_with_its_results(budget: int) -> None:
+    # Before: check_messages refused the `content: None` tool call ("message 2 content is NoneType").
+    msgs = openai_chat(6)
+    before = copy.deepcopy(msgs)
+    out = compact_history(msgs, budget, counter=CL100K)
+    assert msgs == before  # the caller's list is untouched
+    assert out.tokens == recount(out.request, "openai-chat") and out.upper <= budget
+    assert out.messages[0] == msgs[0] and out.messages[-1] == msgs[-1]
     summary = out.messages[1]
     assert summary["role"] == "system" and summary["content"].startswith(SUMMARY_PREFIX)
-    # The first user message (the task) survives in the extractive summary.
-    assert "Lisbon to Oslo" in summary["content"]
-    # Every tool result in the output is preceded by the assistant call that produced it.
+    assert "Lisbon to Oslo" in summary["content"]  # the task survives in the extractive summary
+    check_openai_chat(out.messages)
     kept = out.messages[2:]
-    for i, m in enumerate(kept):
-        if m.get("role") == "tool":
-            j = i - 1
-            while kept[j].get("role") == "tool":
-                j -= 1
-            assert _is_tool_call(kept[j])
-            assert m["tool_call_id"] in {c["id"] for c in kept[j]["tool_calls"]}
-    # Kept messages are a contiguous suffix of the original, in order.
-    assert kept == msgs[len(msgs) - len(kept):]
+    assert kept == msgs[len(msgs) - len(kept):]  # a contiguous suffix, in order
+    assert out.kept == [0, *range(len(msgs) - len(kept), len(msgs))] and out.summarized == len(msgs) - 1 - len(kept)
 
 
-def anthropic_transcript() -> list[dict[str, Any]]:
-    msgs: list[dict[str, Any]] = [{"role": "user", "content": "What's the weather in Paris and Rome? " * 2}]
-    for i, city in enumerate(["Paris", "Rome", "Paris"]):
-        msgs.append({"role": "assistant", "content": [
-            {"type": "text", "text": f"Checking {city}."},
-            {"type": "tool_use", "id": f"tu_{i}", "name": "get_weather", "input": {"city": city}},
-        ]})
-        msgs.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"tu_{i}", "content": f"{city}: 18 C, light rain. " * 5},
-        ]})
-    msgs.append({"role": "assistant", "content": "Paris 18 C, Rome 18 C. Anything else?"})
-    msgs.append({"role": "user", "content": "Which is drier tomorrow?"})
-    return msgs
+def test_an_agent_step_ending_in_parallel_tool_results_keeps_the_whole_step() -> None:
+    msgs = openai_agent_step(6)
+    out = compact_history(msgs, 300, counter=CL100K)
+    assert out.upper <= 300 and out.summarized > 0
+    assert out.messages[-3:] == msgs[-3:]  # the call and both of its results
+    check_openai_chat(out.messages)
 
 
-def test_anthropic_tool_use_blocks_stay_with_results() -> None:
-    msgs = anthropic_transcript()
-    out = compact_history(msgs, 120, counter=MsgCounter(), summary_role="user")
-    assert out.tokens <= 120
-    body = out.messages[1:]
-    assert out.messages[0]["content"].startswith(SUMMARY_PREFIX)
-    for i, m in enumerate(body):
-        if _is_tool_result(m):
-            assert i > 0 and _is_tool_call(body[i - 1])
-    assert body[-1] == msgs[-1]
+def test_tool_schemas_are_counted() -> None:
+    msgs = openai_chat(6)
+    bare = compact_history(msgs, 500, counter=CL100K)
+    with_tools = compact_history(msgs, 500, counter=CL100K, tools=TOOLS_OPENAI)
+    assert with_tools.tokens == recount({"messages": with_tools.messages, "tools": TOOLS_OPENAI}, "openai-chat") <= 500
+    assert len(with_tools.kept) < len(bare.kept)  # the schemas take room the history had
 
 
-def test_model_summarizer_and_repeat_instruction() -> None:
+def plain_chat(turns: int = 10) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": "Be brief."}] + [
+        {"role": r, "content": f"Turn {i}. " + "The harbour of Lisbon is old and busy. " * 4}
+        for i, r in enumerate(["user", "assistant"] * (turns // 2))
+    ]
+
+
+def test_exact_counts_need_no_margin_and_approximate_ones_carry_it() -> None:
+    msgs = plain_chat()
+    exact = compact_history(msgs, 300, counter=CL100K)
+    assert exact.exact and exact.margin == 0.0 and exact.tokens == exact.upper == recount(exact.request, "openai-chat")
+    assert exact.upper <= 300
+    approx = compact_history(msgs, 300, counter=APPROX)  # GPT-4o counted with cl100k: not its own tokenizer
+    assert not approx.exact and approx.margin == DEFAULT_MARGIN
+    assert approx.upper == -(-approx.tokens * 115 // 100) <= 300
+    assert approx.tokens < exact.tokens  # the margin costs room: fewer turns are kept
+
+
+@pytest.mark.parametrize("budget", [300, 420, 560])
+def test_anthropic_summary_goes_into_system_and_the_request_stays_valid(budget: int) -> None:
+    # Before: the summary was a role "system" message inside messages, which the Messages API refuses, and
+    # the kept turns could begin with an assistant turn.
+    msgs = anthropic_conversation(6)
+    out = compact_history(msgs, budget, counter=CL100K, api="anthropic", system=SYSTEM_BLOCKS, tools=TOOLS_ANTHROPIC)
+    assert out.tokens == recount(out.request, "anthropic") and out.upper <= budget and out.summarized > 0
+    check_anthropic(out.request)
+    assert out.system[0] == SYSTEM_BLOCKS[0]  # the cached prefix is untouched, so the cache still hits
+    assert out.system[-1]["type"] == "text" and out.system[-1]["text"].startswith(SUMMARY_PREFIX)
+    assert "user: Question 0" in out.system[-1]["text"]
+    assert out.messages == msgs[len(msgs) - len(out.messages):]  # kept verbatim, from one of the user's turns
+    assert isinstance(out.messages[0]["content"], str) and out.request["tools"] == TOOLS_ANTHROPIC
+    assert len(out.messages) > 1 or budget < 500  # a roomier budget keeps more than the last question
+
+
+def test_anthropic_summary_in_the_first_user_turn() -> None:
+    msgs = anthropic_conversation(6)
+    out = compact_history(msgs, 420, counter=CL100K, api="anthropic", system="Be brief.", summary_role="user")
+    check_anthropic(out.request)
+    assert out.system == "Be brief." and out.upper <= 420
+    first, original = out.messages[0]["content"], msgs[len(msgs) - len(out.messages)]["content"]
+    assert first.startswith(SUMMARY_PREFIX) and first.endswith(original) and original.startswith("Question")
+
+
+def test_anthropic_agent_loop_kept_turns_open_with_the_summary_as_a_user_turn() -> None:
+    # Mid-loop the history is user task + tool rounds: the kept suffix begins with an assistant tool call,
+    # so the summary must be the first user turn (the API needs one there), not a system addition.
+    msgs = anthropic(6, ends_with="tool_result")
+    out = compact_history(msgs, 330, counter=CL100K, api="anthropic", system=SYSTEM_BLOCKS)
+    assert out.upper <= 330 and out.summarized > 0
+    check_anthropic(out.request)
+    assert out.messages[0]["role"] == "user" and out.messages[0]["content"].startswith(SUMMARY_PREFIX)
+    assert out.system == SYSTEM_BLOCKS
+    assert out.messages[-2:] == msgs[-2:]  # the last tool call and its result
+
+
+def test_responses_items_keep_reasoning_calls_and_outputs_together() -> None:
+    items = responses(6)
+    out = compact_history(items, 260, counter=CL100K, api="openai-responses", system="Answer briefly.")
+    assert out.tokens == recount(out.request, "openai-responses") and out.upper <= 260
+    assert out.request["instructions"] == "Answer briefly."
+    check_responses(out.messages)
+    assert out.messages[0]["content"].startswith(SUMMARY_PREFIX) and out.messages[-1] == items[-1]
+    kinds = [i.get("type") for i in out.messages[1:-1]]
+    assert kinds[: 3] == ["reasoning", "function_call", "function_call_output"]
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "anthropic", "openai-responses"])
+def test_repeat_instruction_is_the_last_thing_read(api: str) -> None:
+    msgs = {"openai-chat": openai_chat, "anthropic": anthropic, "openai-responses": responses}[api](5)
+    out = compact_history(msgs, 420, counter=CL100K, api=api, repeat_instruction="Stay under 300 euros.")
+    assert out.upper <= 420
+    last = out.messages[-1]
+    if api == "anthropic":
+        check_anthropic(out.request)
+        assert last["role"] == "user" and last["content"].endswith("Stay under 300 euros.")
+    else:
+        assert last == {"role": "system", "content": "Stay under 300 euros."}
+
+
+def test_model_summary_is_used_and_a_runaway_one_replaced() -> None:
     seen: dict[str, Any] = {}
 
     def summarizer(old: list[dict[str, Any]], max_tokens: int) -> str:
         seen["old"], seen["max"] = old, max_tokens
-        return "User wants LIS-OSL 12 March under 300 EUR; options TP100-TP102 seen."
+        return "User wants LIS-OSL on 12 March under 300 EUR, mornings; TP100-TP102 seen."
 
-    msgs = openai_agent_transcript(6)
-    out = compact_history(msgs, 300, counter=MsgCounter(), summarizer=summarizer,
-                          repeat_instruction="Remember: stay under 300 euros.")
-    assert out.tokens <= 300
-    assert "LIS-OSL" in out.messages[1]["content"]
-    assert out.messages[-1] == {"role": "system", "content": "Remember: stay under 300 euros."}
-    assert seen["old"][0] == msgs[1] and seen["max"] == 75
-
-
-def test_runaway_summary_is_replaced_to_fit() -> None:
-    msgs = openai_agent_transcript(6)
-    out = compact_history(msgs, 250, counter=MsgCounter(), summarizer=lambda old, n: "blah " * 1000)
-    assert out.tokens <= 250 and out.messages[-1] == msgs[-1]
+    msgs = openai_chat(6)
+    out = compact_history(msgs, 400, counter=CL100K, summarizer=summarizer)
+    assert out.upper <= 400 and "LIS-OSL" in out.messages[1]["content"]
+    assert seen["old"][0] == msgs[1] and seen["max"] == 100
+    runaway = compact_history(msgs, 300, counter=CL100K, summarizer=lambda old, n: "blah " * 2000)
+    assert runaway.upper <= 300 and runaway.messages[-1] == msgs[-1] and "blah" not in json.dumps(runaway.messages)
 
 
-def test_impossible_budget_raises_with_numbers() -> None:
-    msgs = openai_agent_transcript(2)
+def test_the_latest_turn_is_kept_or_the_error_says_why() -> None:
     with pytest.raises(ContextBudgetExceeded) as info:
-        compact_history(msgs, 20, counter=MsgCounter())
+        compact_history(plain_chat(), 40, counter=CL100K)
     err = info.value
-    assert err.budget == 20 and err.floor is not None and err.floor > 20 and err.prompt_tokens > err.floor
+    assert err.budget == 40 and err.floor is not None and err.floor > 40 and err.prompt_tokens > err.floor
+    assert err.margin == 0.0 and err.upper == err.prompt_tokens
+    with pytest.raises(ContextBudgetExceeded, match=r"counted approximately, \+15% margin") as approx:
+        compact_history(openai_agent_step(2), 60, counter=CL100K)
+    assert approx.value.margin == DEFAULT_MARGIN and approx.value.upper > approx.value.prompt_tokens
 
 
-def test_bad_arguments() -> None:
-    with pytest.raises(LitmError):
-        compact_history([{"role": "user", "content": "x"}], 0, counter=words)
-    with pytest.raises(LitmError):
-        compact_history(["not a dict"], 10, counter=words)  # type: ignore[list-item]
-    with pytest.raises(LitmError, match="cannot count tokens"):
-        compact_history([{"role": "user", "content": "x"}], 10, counter=object())
+def test_whole_request_compaction_keeps_other_fields() -> None:
+    request = {"model": "gpt-4o-mini", "temperature": 0, "messages": openai_chat(6), "tools": TOOLS_OPENAI}
+    out = compact_request(request, "openai-chat", 600, counter=CL100K)
+    assert {k: v for k, v in out.request.items() if k != "messages"} == {k: v for k, v in request.items()
+                                                                          if k != "messages"}
+    assert out.tokens == recount(out.request, "openai-chat") and out.upper <= 600
 
 
-def test_budget_from_a_measured_profile(tmp_path: Any) -> None:
-    from litm.budget import max_input_tokens_from
-    from litm.errors import InvalidProfileError
-    from litm.placement.profile import PositionProfile
+def test_extractive_summary_keeps_the_task_and_the_newest_lines() -> None:
+    msgs = openai_chat(6)[1:]
+    full = extractive_summary(msgs, 10_000)
+    short = extractive_summary(msgs, 60, CL100K)
+    assert short.splitlines()[0] == full.splitlines()[0] == f"user: {TASK.split('. ')[0]}."
+    assert short.splitlines()[-1] == full.splitlines()[-1] and CL100K.count(short) <= 60 < CL100K.count(full)
+    assert "assistant called search_flights" in full and "tool result: Page 0: TP100" in full
 
-    measured = PositionProfile.from_weights([1.0, 0.7, 0.95], metadata={"recommended_max_input_tokens": 2048})
-    path = tmp_path / "profile.json"
-    measured.save(path)
-    assert max_input_tokens_from(path, reserve_output_tokens=48) == 2000
-    assert max_input_tokens_from(measured, context_window=1024) == 1024
-    assert max_input_tokens_from(measured, cap=1500, reserve_output_tokens=100) == 1400
-    with pytest.raises(InvalidProfileError, match="litm probe"):
-        max_input_tokens_from(PositionProfile.pyramid())
-    with pytest.raises(LitmError):
-        max_input_tokens_from(measured, reserve_output_tokens=4096)
+
+def test_bad_arguments_get_typed_errors() -> None:
+    one = [{"role": "user", "content": "x"}]
+    with pytest.raises(InvalidOptionError):
+        compact_history(one, 0, counter=CL100K)
+    with pytest.raises(InvalidOptionError, match="summary_role"):
+        compact_history(one, 10, counter=CL100K, summary_role="assistant")
+    with pytest.raises(InvalidOptionError, match="system prompt is a message"):
+        compact_history(one, 10, counter=CL100K, system="x")
+    with pytest.raises(InvalidOptionError, match="request shape"):
+        compact_history(one, 10, counter=CL100K, api="grpc")
+    with pytest.raises(PromptError):
+        compact_history(["not a dict"], 10, counter=CL100K)  # type: ignore[list-item]
+    with pytest.raises(PromptError, match="cannot count"):
+        compact_history([{"role": "user", "content": [{"type": "hologram"}]}], 10, counter=CL100K, api="anthropic")
+    with pytest.raises(UnsupportedTypeError, match="cannot count tokens"):
+        compact_history(one, 10, counter=object())
+    assert issubclass(UnsupportedTypeError, TypeError) and issubclass(InvalidOptionError, ValueError)
+    assert issubclass(PromptError, LitmError)

@@ -86,7 +86,8 @@ class ContextBudgetExceeded(LitmError, ValueError):
 
     Carries the numbers a caller needs to act: ``prompt_tokens`` (what was asked for), ``budget``
     (the input-token budget after reserving output tokens), ``floor`` (the tokens of the prompt with
-    every droppable part removed: system, instructions and question alone) and ``advice``.
+    every droppable part removed: system, instructions and question alone) and ``advice``. When the count
+    is approximate, ``margin`` is the safety margin applied and ``upper`` the bound compared with the budget.
     """
 
     def __init__(
@@ -97,6 +98,8 @@ class ContextBudgetExceeded(LitmError, ValueError):
         budget: int,
         floor: int | None = None,
         advice: str = "",
+        margin: float = 0.0,
+        upper: int | None = None,
     ) -> None:
         full = f"{message} ({advice})" if advice else message
         super().__init__(full)
@@ -104,6 +107,31 @@ class ContextBudgetExceeded(LitmError, ValueError):
         self.budget = budget
         self.floor = floor
         self.advice = advice
+        #: The safety margin applied because the count is approximate (0.0 when it is exact), and the bound
+        #: ``ceil(prompt_tokens * (1 + margin))`` that was compared with the budget.
+        self.margin = margin
+        self.upper = prompt_tokens if upper is None else upper
+
+
+class InvalidOptionError(LitmError, ValueError):
+    """An option has a value litm does not accept (a negative budget, an unknown mode, conflicting settings)."""
+
+
+class UnsupportedTypeError(LitmError, TypeError):
+    """An object handed to litm (a client to guard, a tokenizer, a prompt builder) is of a type it cannot use."""
+
+
+class UngatedRequestError(LitmError, ValueError):
+    """A guarded SDK client was asked to send something its gate cannot check; nothing was sent.
+
+    Raised for endpoints the token gate does not know how to count (the legacy Completions API, batches,
+    assistants runs, ...) and for WebSocket sessions (Realtime, Responses over WebSocket). ``path`` names
+    the endpoint; ``guard(..., allow=[path])`` lets a prompt-free endpoint through on purpose.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class CodeFileNotFoundError(LitmError, FileNotFoundError):

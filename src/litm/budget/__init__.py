@@ -1,20 +1,36 @@
-"""The token gate: fit documents to a budget, compact agent history, guard SDK clients."""
+"""The token gate: fit documents to a budget, compact agent history, guard SDK clients.
 
-from litm.budget.counting import Counter, as_counter
+Every count goes through :func:`~litm.models.tokenizers.count_request` (or the tokenizer's own text count)
+and says whether it is exact; an approximate count carries a safety margin (:mod:`litm.budget.margin`),
+and what the gate promises is that the bound ``ceil(count x (1 + margin))`` fits the budget.
+"""
+
+from litm.budget.counting import Counter, FunctionTokenizer, as_counter, as_tokenizer
 from litm.budget.fit import FitResult, fit
-from litm.budget.guard import GuardedClient, guard
-from litm.budget.history import Compaction, compact_history, extractive_summary
+from litm.budget.guard import Call, GuardedClient, Pipeline, Step, TokenGate, guard
+from litm.budget.history import Compaction, compact_history, compact_request, extractive_summary
 from litm.budget.limits import max_input_tokens_from
+from litm.budget.margin import DEFAULT_MARGIN, margin_of, upper_of
 
 __all__ = [
+    "DEFAULT_MARGIN",
+    "Call",
     "Compaction",
     "Counter",
     "FitResult",
+    "FunctionTokenizer",
     "GuardedClient",
+    "Pipeline",
+    "Step",
+    "TokenGate",
     "as_counter",
+    "as_tokenizer",
     "compact_history",
+    "compact_request",
     "extractive_summary",
     "fit",
     "guard",
+    "margin_of",
     "max_input_tokens_from",
+    "upper_of",
 ]

@@ -1,84 +1,144 @@
-"""One way to count tokens, whatever the caller hands the gate: a litm model, a tokenizer, or a function.
+"""One way to count tokens, whatever the caller hands the gate: a tokenizer, a model, a spec or a function.
 
-The gate only needs two operations, "count this text" and "count these chat messages (with their
-format overhead)". Models and tokenizers from :mod:`litm.models` / :mod:`litm.tokens` provide them
-under a few names; plain callables are accepted for tests and for users with their own tokenizer.
+Everything the gate counts goes through :class:`Counter`, which wraps one
+:class:`~litm.models.tokenizers.Tokenizer`: a prompt string with :meth:`Counter.count_text`, a whole
+provider request (messages with tool calls and content blocks, system blocks, tool schemas) with
+:meth:`Counter.count_request`, which is :func:`~litm.models.tokenizers.count_request`. Both return a
+:class:`~litm.models.tokenizers.TokenCount` that says whether the count is exact, so the budget code can
+apply a margin when it is not (:mod:`litm.budget.margin`).
+
+A plain function ``text -> int`` is accepted too (your own tokenizer); litm cannot know what it counts,
+so its counts are marked approximate and carry the margin.
+
+Example:
+    >>> counter = as_counter("openai:gpt-4")
+    >>> counter.count_request({"messages": [{"role": "user", "content": "hi"}]}, "openai-chat")
+    TokenCount(tokens=8, exact=True, notes=())
+    >>> counter.calls
+    1
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litm.errors import LitmError
+from litm.budget.margin import text_count
+from litm.errors import ModelError, UnsupportedTypeError
+from litm.models.tokenizers import TokenCount, Tokenizer, count_request
+from litm.prompt.messages import Message, check_messages
+from litm.tokens import get_tokenizer
 
-__all__ = ["Counter", "as_counter"]
-
-Message = dict[str, Any]
+__all__ = ["Counter", "FunctionTokenizer", "as_counter", "as_tokenizer"]
 
 
-@dataclass
-class Counter:
-    """Counts text and messages, and remembers how many times it was asked (benchmarks report it)."""
+class FunctionTokenizer:
+    """A :class:`~litm.models.tokenizers.Tokenizer` made of a function ``text -> int``; never exact.
 
-    text_fn: Callable[[str], int]
-    messages_fn: Callable[[Sequence[Message]], int] | None = None
-    calls: int = 0
+    Chat messages count their contents only (the function knows no chat format), or use
+    ``messages_fn`` when given.
 
-    def text(self, text: str) -> int:
-        self.calls += 1
+    >>> FunctionTokenizer(lambda t: len(t.split())).count_messages([{"role": "user", "content": "a b"}])
+    2
+    """
+
+    def __init__(
+        self, text_fn: Callable[[str], int], messages_fn: Callable[[Sequence[Message]], int] | None = None
+    ) -> None:
+        self.text_fn = text_fn
+        self.messages_fn = messages_fn
+
+    @property
+    def name(self) -> str:
+        return f"function {getattr(self.text_fn, '__name__', type(self.text_fn).__name__)}"
+
+    @property
+    def exact(self) -> bool:
+        return False
+
+    def encode(self, text: str) -> list[int]:
+        raise ModelError(f"{self.name} only counts; it has no token ids")
+
+    def count(self, text: str) -> int:
         return int(self.text_fn(text))
 
-    def messages(self, messages: Sequence[Message]) -> int:
-        self.calls += 1
+    def count_messages(self, messages: Sequence[Message]) -> int:
         if self.messages_fn is not None:
             return int(self.messages_fn(messages))
-        # Without a chat-format counter, count the concatenated contents; the docs say this is approximate.
-        return int(self.text_fn("\n".join(_content_text(m) for m in messages)))
+        return sum(self.count(m["content"]) for m in check_messages(messages))
 
 
-def _content_text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                parts.append(str(block.get("text") or block.get("content") or ""))
-            else:
-                parts.append(str(block))
-        return "\n".join(parts)
-    return "" if content is None else str(content)
+class Counter:
+    """Counts with one tokenizer and remembers how many times it was asked (benchmarks report it).
+
+    ``Counter(tokenizer)``; the 0.1 form ``Counter(text_fn=..., messages_fn=...)`` still works for one
+    release (it warns) and counts approximately, like any function.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer | None = None,
+        *,
+        text_fn: Callable[[str], int] | None = None,
+        messages_fn: Callable[[Sequence[Message]], int] | None = None,
+    ) -> None:
+        if tokenizer is None:
+            if text_fn is None:
+                raise UnsupportedTypeError("Counter needs a tokenizer: Counter(get_tokenizer('openai:gpt-4'))")
+            warnings.warn(
+                "Counter(text_fn=...) is deprecated; pass a tokenizer, or as_counter(function) for a function",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            tokenizer = FunctionTokenizer(text_fn, messages_fn)
+        self.tokenizer: Tokenizer = tokenizer
+        self.calls = 0
+
+    @property
+    def exact(self) -> bool:
+        """True when the tokenizer's counts equal the model's own."""
+        return bool(self.tokenizer.exact)
+
+    def count_text(self, text: str) -> TokenCount:
+        """``text`` as sent on its own (a completion prompt)."""
+        self.calls += 1
+        return text_count(self.tokenizer, text)
+
+    def count_request(self, request: Mapping[str, Any], api: str) -> TokenCount:
+        """What a provider bills as input for ``request``; a :class:`~litm.errors.PromptError` if uncountable."""
+        self.calls += 1
+        return count_request(self.tokenizer, request, api)
+
+    def text(self, text: str) -> int:
+        """The raw count of ``text`` (no margin)."""
+        return self.count_text(text).tokens
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        """The raw count of OpenAI-style chat ``messages`` (tool calls included; no margin)."""
+        return self.count_request({"messages": list(messages)}, "openai-chat").tokens
+
+
+def as_tokenizer(obj: Any) -> Tokenizer:
+    """A :class:`~litm.models.tokenizers.Tokenizer` from a tokenizer, a litm model, a spec string or a function."""
+    if isinstance(obj, Counter):
+        return obj.tokenizer
+    if isinstance(obj, str):
+        # Remote specs build their tokenizer offline; local ones load the GGUF (llama.cpp needs it to tokenize).
+        return get_tokenizer(obj)
+    if isinstance(obj, Tokenizer):
+        return obj
+    inner = getattr(obj, "tokenizer", None)
+    if isinstance(inner, Tokenizer):
+        return inner
+    if callable(obj) and not isinstance(obj, type):
+        return FunctionTokenizer(obj)
+    raise UnsupportedTypeError(
+        f"cannot count tokens with a {type(obj).__name__}: pass a litm tokenizer, a litm model, a model spec "
+        "such as 'openai:gpt-4', or a function text -> token count"
+    )
 
 
 def as_counter(obj: Any) -> Counter:
-    """Adapt a model, tokenizer, :class:`Counter` or ``callable(text) -> int`` to a :class:`Counter`."""
-    if isinstance(obj, Counter):
-        return obj
-    text_fn: Callable[[str], int] | None = None
-    messages_fn: Callable[[Sequence[Message]], int] | None = None
-    for name in ("count_text", "count"):
-        fn = getattr(obj, name, None)
-        if callable(fn):
-            text_fn = fn
-            break
-    for name in ("count_messages",):
-        fn = getattr(obj, name, None)
-        if callable(fn):
-            messages_fn = fn
-            break
-    generic = getattr(obj, "count_tokens", None)
-    if callable(generic):
-        # Model.count_tokens accepts a prompt string or a message list.
-        text_fn = text_fn or generic
-        messages_fn = messages_fn or generic
-    if text_fn is None and callable(obj) and not isinstance(obj, type):
-        text_fn = obj
-    if text_fn is None:
-        raise LitmError(
-            f"cannot count tokens with a {type(obj).__name__}: pass a litm model, a litm tokenizer, "
-            "or a function text -> token count"
-        )
-    return Counter(text_fn=text_fn, messages_fn=messages_fn)
+    """Adapt a tokenizer, a litm model, a spec string, a :class:`Counter` or ``callable(text) -> int``."""
+    return obj if isinstance(obj, Counter) else Counter(as_tokenizer(obj))

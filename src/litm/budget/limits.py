@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from litm.errors import InvalidProfileError, LitmError
+from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.placement.profile import PositionProfile
 
 __all__ = ["max_input_tokens_from"]
@@ -48,5 +48,7 @@ def max_input_tokens_from(
             value = min(value, bound)
     budget = value - reserve_output_tokens
     if budget <= 0:
-        raise LitmError(f"reserve_output_tokens={reserve_output_tokens} leaves no input budget of {value} tokens")
+        raise InvalidOptionError(
+            f"reserve_output_tokens={reserve_output_tokens} leaves no input budget of {value} tokens"
+        )
     return budget

@@ -13,6 +13,7 @@ from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy
 from litm.errors import ContextBudgetExceeded
+from litm.placement import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 from litm.tokens import get_tokenizer
 
@@ -27,7 +28,7 @@ def fit_cmd(
     fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Count and print in this format."),
     lang: LangOpt = typer.Option("en", "--lang", help="Language of the prompt's labels."),
     strategy: str = typer.Option(
-        "pyramid", "--strategy", "-s", callback=check_strategy, help="Placement, re-applied after trimming."
+        DEFAULT_STRATEGY, "--strategy", "-s", callback=check_strategy, help="Placement of the documents that fit."
     ),
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     truncate: bool = typer.Option(False, "--truncate", help="Cut the best dropped document at a sentence end."),
@@ -41,19 +42,18 @@ def fit_cmd(
     Example: litm fit --budget 2000 --model local -q "who won?" --rank-by score < docs.jsonl
     """
     records = load_input(path)
-    builder = PromptBuilder(
-        lang=str(lang.value), strategy=strategy, scores=not no_scores, middle_marker=middle_marker,
-        system=system,
-    )
+    # Ranking and placement are fit's options: the builder only renders the plan fit hands it.
+    builder = PromptBuilder(lang=str(lang.value), scores=not no_scores, middle_marker=middle_marker, system=system)
     tokenizer = get_tokenizer(model)
     try:
         result = fit(
             records, question, builder, tokenizer, budget, reserve,
-            format=str(fmt.value), rank_by=rank_by.value, truncate=truncate,
+            format=str(fmt.value), strategy=strategy, rank_by=rank_by.value, truncate=truncate,
         )  # fmt: skip
     except ContextBudgetExceeded as err:
+        margin = f", +{err.margin:.0%} margin for an approximate count" if err.margin else ""
         typer.echo(
-            f"litm: error: budget {err.budget} tokens < floor {err.floor} tokens (prompt with no documents; "
+            f"litm: error: budget {err.budget} tokens < floor {err.floor} tokens (prompt with no documents{margin}; "
             f"all documents: {err.prompt_tokens}); {err.advice}",
             err=True,
         )
@@ -61,7 +61,7 @@ def fit_cmd(
     rendered = result.prompt.text if fmt.value == "text" else result.prompt.messages(str(fmt.value))
     sys.stdout.write(rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False, indent=2))
     sys.stdout.write("\n")
-    approx = "" if getattr(tokenizer, "exact", True) else " (approximate count)"
+    approx = "" if result.exact else f" (approximate count: at most {result.upper} with a {result.margin:.0%} margin)"
     typer.echo(
         f"litm fit: {result.tokens}/{result.budget} tokens{approx}, kept {len(result.kept)}, "
         f"dropped {len(result.dropped)}" + (f", truncated {result.truncated}" if result.truncated else ""),

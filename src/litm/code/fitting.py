@@ -25,7 +25,7 @@ from typing import Any
 from litm.budget.fit import fit
 from litm.code.pieces import CodePiece
 from litm.code.result import render_docs
-from litm.errors import CodeTargetTooLargeError, ContextBudgetExceeded, LitmError
+from litm.errors import CodeTargetTooLargeError, ContextBudgetExceeded, InvalidOptionError
 from litm.placement.documents import Doc
 from litm.tokens import get_tokenizer
 
@@ -91,11 +91,15 @@ def fit_pieces(
     in ``prompt_format``; otherwise the context rendered in ``fmt`` and placed by ``order``.
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise LitmError(f"budget must be a positive number of tokens, got {budget!r}")
+        raise InvalidOptionError(f"budget must be a positive number of tokens, got {budget!r}")
     target, *rest = (p.to_doc() for p in pieces)
     gate = _PinnedBuilder(target, builder) if builder is not None else _ContextBuilder(target, fmt, order)
     try:
-        result = fit(rest, question, gate, _counter(counter), budget, format=prompt_format if builder else "text")
+        # strategy "none": fit trims by rank only; the order is the code context's (render_docs / the builder).
+        result = fit(
+            rest, question, gate, _counter(counter), budget,
+            format=prompt_format if builder else "text", strategy="none", min_docs=0,
+        )  # fmt: skip
     except ContextBudgetExceeded as err:
         alone = err.floor if err.floor is not None else err.prompt_tokens
         raise CodeTargetTooLargeError(
