@@ -45,6 +45,10 @@ class AlreadyRegisteredError(LitmError, ValueError):
     """A plugin name (a placement strategy, a model backend scheme) is taken; pass ``replace=True`` to replace it."""
 
 
+class InvalidOptionError(LitmError, ValueError):
+    """A keyword argument has a bad value (a negative margin, ``max_tokens=0``, an unknown mode)."""
+
+
 class InvalidProfileError(LitmError, ValueError):
     """A position profile is malformed (no points, positions outside [0, 1], bad weights)."""
 
