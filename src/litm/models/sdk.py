@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from litm.errors import ContextWindowExceededError, ModelError
+from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError
 
-__all__ = ["call_sdk", "error_code", "error_message", "is_context_error"]
+__all__ = ["call_sdk", "check_client_options", "error_code", "error_message", "is_context_error"]
 
 _CONTEXT_ERROR = re.compile(r"context[ _](length|window)|maximum context|prompt is too long|too many tokens", re.I)
 
@@ -63,3 +63,13 @@ def call_sdk(sdk: Any, fn: Any, kwargs: dict[str, Any], *, where: str, spec: str
         if exc.status_code in _CONTEXT_STATUSES and is_context_error(message, error_code(exc)):
             raise ContextWindowExceededError(f"{spec}: {message}") from exc
         raise ModelError(f"{where} answered HTTP {exc.status_code}: {message} ({spec})") from exc
+
+
+def check_client_options(concurrency: int, max_retries: int, timeout: float) -> None:
+    """The options both SDK backends share, each checked with a message naming the bad value."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidOptionError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise InvalidOptionError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise InvalidOptionError(f"timeout must be a number of seconds > 0, got {timeout!r}")
