@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from litm.errors import InvalidOptionError, LitmError, ModelError, PromptError, UnknownModelSpecError
+from litm.errors import (
+    InvalidArgumentError,
+    InvalidOptionError,
+    LitmError,
+    ModelError,
+    PromptError,
+    UnknownModelSpecError,
+)
 from litm.models import (
     AnthropicModel,
     Completion,
@@ -163,8 +170,9 @@ def test_plugin_backends_register_and_load() -> None:
     assert model.complete("hello").text == "olleh"
     assert model.count_tokens("hello") == 5
     assert load_model(model) is model
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidArgumentError, match="options delay apply only when loading a model from a spec"):
         load_model(model, delay=1.0)
+    assert issubclass(InvalidArgumentError, TypeError)
     with pytest.raises(ValueError, match="already registered"):
         register_backend("echo", lambda spec, **options: EchoModel(spec.target))
     with pytest.raises(ValueError, match="scheme"):

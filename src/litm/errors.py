@@ -49,6 +49,10 @@ class InvalidOptionError(LitmError, ValueError):
     """A keyword argument has a bad value (a negative margin, ``max_tokens=0``, an unknown mode)."""
 
 
+class InvalidArgumentError(LitmError, TypeError):
+    """An argument of the wrong kind for the call (options passed with an already loaded model)."""
+
+
 class InvalidProfileError(LitmError, ValueError):
     """A position profile is malformed (no points, positions outside [0, 1], bad weights)."""
 
