@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.errors import InvalidOptionError, MissingDependencyError, ModelError, PromptError
-from litm.models.base import Completion, GenerationRequest, Model, NativePrompt
-from litm.models.sdk import call_sdk, check_client_options
+from litm.models.base import Completion, GenerationRequest, NativePrompt
+from litm.models.sdk import SdkModel
 from litm.models.tokenizers.base import TokenCount, count_billed
 from litm.models.tokenizers.estimate import EstimateTokenizer
 from litm.prompt.messages import Message, billed_request, check_messages
@@ -133,7 +132,7 @@ class AnthropicTokenizer:
         return TokenCount(int(result.input_tokens), True)
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SdkModel):
     """A Claude model behind Anthropic's Messages API (see the module docstring).
 
     Options: ``api_key``, ``base_url``, ``timeout``, ``max_retries``, ``concurrency``, ``context_window``,
@@ -141,7 +140,7 @@ class AnthropicModel(Model):
     default: the SDK's), ``http_client`` (an ``httpx`` client).
     """
 
-    remote = True
+    key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -158,22 +157,21 @@ class AnthropicModel(Model):
         api_version: str | None = None,
         http_client: Any = None,
     ) -> None:
-        check_client_options(concurrency, max_retries, timeout)
         if api_version is not None and not (isinstance(api_version, str) and api_version.strip()):
             raise InvalidOptionError(f"api_version must be a version string such as '2023-06-01', got {api_version!r}")
-        self.name = model
-        self.spec = spec or f"anthropic:{model}"
+        super().__init__(
+            model,
+            spec=spec or f"anthropic:{model}",
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            context_window=context_window,
+            http_client=http_client,
+        )
         self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.concurrency = concurrency
         self.count_with_api = count_with_api
         self.api_version = api_version
-        self._api_key = api_key
-        self._context_window = context_window
-        self._http_client = http_client
-        self._client_obj: Any = None
-        self._lock = threading.Lock()
         self._tokenizer = AnthropicTokenizer(self)
 
     @property
@@ -190,38 +188,20 @@ class AnthropicModel(Model):
         """Whether token counts come from the ``count_tokens`` endpoint (exact) rather than an estimate."""
         return self.has_key if self.count_with_api is None else (self.count_with_api and self.has_key)
 
-    def _client(self) -> Any:
-        with self._lock:
-            if self._client_obj is None:
-                anthropic = _import_anthropic()
-                if not self.has_key:
-                    raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
-                headers = {"anthropic-version": self.api_version} if self.api_version else None
-                self._client_obj = anthropic.Anthropic(
-                    api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
-                    base_url=self.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    http_client=self._http_client,
-                    default_headers=headers,
-                )
-            return self._client_obj
+    def _sdk(self) -> Any:
+        return _import_anthropic()
 
-    def close(self) -> None:
-        with self._lock:
-            if self._client_obj is not None:
-                self._client_obj.close()
-                self._client_obj = None
-
-    def _call(self, fn: Any, **kwargs: Any) -> Any:
-        return call_sdk(
-            _import_anthropic(),
-            fn,
-            kwargs,
-            where=self.where,
-            spec=self.spec,
+    def _make_client(self, sdk: Any) -> Any:
+        if not self.has_key:
+            raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
+        headers = {"anthropic-version": self.api_version} if self.api_version else None
+        return sdk.Anthropic(
+            api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
+            base_url=self.base_url,
             timeout=self.timeout,
-            key_env="ANTHROPIC_API_KEY",
+            max_retries=self.max_retries,
+            http_client=self._http_client,
+            default_headers=headers,
         )
 
     @property
@@ -249,7 +229,8 @@ class AnthropicModel(Model):
     def _generate(self, request: GenerationRequest) -> Completion:
         """Send one Messages request (``seed`` is not sent: the API has none; see the module docstring
         for ``temperature``)."""
-        assert not isinstance(request.prompt, str)  # _native makes every prompt a message list
+        if isinstance(request.prompt, str):  # _native makes every prompt a message list
+            raise PromptError("the Messages API takes messages; a string prompt is sent as one user message")
         system, turns = split_system(request.prompt)
         kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": turns}
         if system is not None:

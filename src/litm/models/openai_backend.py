@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from typing import Any, Literal
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError, MissingDependencyError, ModelError
-from litm.models.base import Completion, GenerationRequest, Model, NativePrompt
-from litm.models.sdk import call_sdk, check_client_options
+from litm.models.base import Completion, GenerationRequest, NativePrompt
+from litm.models.sdk import SdkModel
 from litm.models.tokenizers.base import Tokenizer
 from litm.models.tokenizers.bpe import openai_tokenizer
 from litm.models.tokenizers.estimate import ANY_MODEL_MARGIN, EstimateTokenizer
@@ -82,7 +81,7 @@ def _import_openai() -> Any:
     return openai
 
 
-class OpenAIModel(Model):
+class OpenAIModel(SdkModel):
     """A model behind the OpenAI API or an OpenAI-compatible server (see the module docstring).
 
     Options: ``timeout`` (seconds per request), ``max_retries``, ``concurrency`` (parallel requests in
@@ -93,8 +92,6 @@ class OpenAIModel(Model):
     ``string_prompts`` (``"completions"`` or ``"chat"``), ``http_client`` (an ``httpx`` client for proxies
     or tests).
     """
-
-    remote = True
 
     def __init__(
         self,
@@ -114,24 +111,25 @@ class OpenAIModel(Model):
     ) -> None:
         if compatible and not base_url:
             raise InvalidOptionError(f"an OpenAI-compatible model needs base_url, got {base_url!r}")
-        check_client_options(concurrency, max_retries, timeout)
         if string_prompts not in (None, "completions", "chat"):
             raise InvalidOptionError(f"string_prompts must be 'completions' or 'chat', got {string_prompts!r}")
-        self.name = model
+        url = base_url.rstrip("/") if base_url else None
+        super().__init__(
+            model,
+            spec=spec or (f"openai-compatible:{url}@{model}" if compatible else f"openai:{model}"),
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            context_window=context_window,
+            http_client=http_client,
+        )
         self.compatible = compatible
-        self.base_url = base_url.rstrip("/") if base_url else None
-        self.spec = spec or (f"openai-compatible:{self.base_url}@{model}" if compatible else f"openai:{model}")
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.concurrency = concurrency
+        self.base_url = url
+        self.key_env = COMPATIBLE_KEY_ENV if compatible else "OPENAI_API_KEY"
         self.string_prompts = string_prompts or ("completions" if compatible else "chat")
-        self._api_key = api_key
-        self._context_window = context_window
         self._tokenizer_option = tokenizer
         self._tokenizer: Tokenizer | None = None
-        self._http_client = http_client
-        self._client_obj: Any = None
-        self._lock = threading.Lock()
         #: True for a reasoning model (see :func:`is_reasoning_model`); never for a compatible server.
         self.reasoning = not compatible and is_reasoning_model(model)
 
@@ -141,39 +139,25 @@ class OpenAIModel(Model):
         """The endpoint requests go to, for error messages."""
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
 
-    def _client(self) -> Any:
-        with self._lock:
-            if self._client_obj is None:
-                openai = _import_openai()
-                key: str | None
-                if self.compatible:
-                    # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
-                    # placeholder (local servers ignore the key, but the SDK requires one).
-                    key = self._api_key or os.environ.get(COMPATIBLE_KEY_ENV) or "sk-no-key"
-                else:
-                    key = self._api_key or os.environ.get("OPENAI_API_KEY")
-                if not key:
-                    raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
-                self._client_obj = openai.OpenAI(
-                    api_key=key,
-                    base_url=self.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    http_client=self._http_client,
-                )
-            return self._client_obj
+    def _sdk(self) -> Any:
+        return _import_openai()
 
-    def close(self) -> None:
-        with self._lock:
-            if self._client_obj is not None:
-                self._client_obj.close()
-                self._client_obj = None
-
-    def _call(self, fn: Any, **kwargs: Any) -> Any:
-        """Run one SDK call and turn its exceptions into litm's typed errors."""
-        key_env = COMPATIBLE_KEY_ENV if self.compatible else "OPENAI_API_KEY"
-        return call_sdk(
-            _import_openai(), fn, kwargs, where=self.where, spec=self.spec, timeout=self.timeout, key_env=key_env
+    def _make_client(self, sdk: Any) -> Any:
+        key: str | None
+        if self.compatible:
+            # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
+            # placeholder (local servers ignore the key, but the SDK requires one).
+            key = self._api_key or os.environ.get(COMPATIBLE_KEY_ENV) or "sk-no-key"
+        else:
+            key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
+        return sdk.OpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=self._http_client,
         )
 
     # -- facts -------------------------------------------------------------------------------------
