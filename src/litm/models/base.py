@@ -161,7 +161,7 @@ class Model(ABC):
                 f"{cls.__name__} overrides Model.complete; implement _generate(request) instead "
                 "(Model.complete validates and renders the prompt once for every backend)",
                 DeprecationWarning,
-                stacklevel=2,
+                stacklevel=3,  # past ABCMeta.__new__, at the class statement
             )
             cls._generate = _generate_through_complete  # type: ignore[method-assign]
 
