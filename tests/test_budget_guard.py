@@ -18,7 +18,6 @@ import pytest
 from http_capture import Capture, check_openai_chat, check_responses, openai_client, run
 from litm.budget import Call, GuardedClient, Step, guard
 from litm.budget.history import SUMMARY_PREFIX
-from litm.budget.margin import DEFAULT_MARGIN
 from litm.errors import (
     ContextBudgetExceeded,
     InvalidOptionError,
@@ -99,13 +98,13 @@ def test_extra_body_is_counted_as_sent(is_async: bool) -> None:
 
 def test_approximate_tokenizer_refuses_within_the_margin(is_async: bool) -> None:
     cap = Capture()
-    gpt4o = get_tokenizer("openai:gpt-4o")  # cl100k standing in for o200k: not exact
-    tokens = gpt4o.count_messages(BIG)
-    client = guard(openai_client(cap, is_async=is_async), max_input_tokens=tokens + 1, tokenizer=gpt4o)
-    with pytest.raises(ContextBudgetExceeded, match=r"counted approximately, \+15% margin") as info:
+    approx = get_tokenizer("openai:gpt-future-x")  # an id litm does not know: the script-aware estimate
+    counted = count_request(approx, {"messages": BIG}, "openai-chat")
+    client = guard(openai_client(cap, is_async=is_async), max_input_tokens=counted.tokens + 1, tokenizer=approx)
+    with pytest.raises(ContextBudgetExceeded, match=r"counted approximately, \+\d+% margin") as info:
         run(chat(client, BIG))
-    assert info.value.prompt_tokens == tokens and info.value.margin == DEFAULT_MARGIN
-    assert info.value.upper == -(-tokens * 115 // 100) > tokens + 1 and cap.sent == []
+    assert info.value.prompt_tokens == counted.tokens and info.value.margin == counted.margin > 0
+    assert info.value.upper == counted.upper > counted.tokens + 1 and cap.sent == []
 
 
 def test_a_previous_responses_history_from_the_sdk_is_counted(is_async: bool) -> None:

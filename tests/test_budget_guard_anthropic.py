@@ -18,9 +18,9 @@ import pytest
 from http_capture import Capture, anthropic_client, check_anthropic, run
 from litm.budget import guard
 from litm.budget.history import SUMMARY_PREFIX
-from litm.budget.margin import DEFAULT_MARGIN, upper_of
+from litm.budget.margin import upper_of
 from litm.errors import ContextBudgetExceeded, UngatedRequestError
-from litm.models.tokenizers import count_request
+from litm.models.tokenizers import TOOLS_OVERHEAD_TOKENS, count_request
 from litm.tokens import get_tokenizer
 from transcripts import SYSTEM_BLOCKS, TOOLS_ANTHROPIC, anthropic, anthropic_conversation
 
@@ -59,11 +59,14 @@ def test_trim_sends_a_request_the_messages_api_accepts(history: str, is_async: b
     # assistant turn: the Messages API refuses both.
     cap = Capture()
     msgs = anthropic_conversation(6) if history == "conversation" else anthropic(6, ends_with="tool_result")
-    client = guard(anthropic_client(cap, is_async=is_async), max_input_tokens=400, tokenizer=CL100K, on_exceed="trim")
+    budget = 400 + TOOLS_OVERHEAD_TOKENS["anthropic"]  # the tools carry Anthropic's tool-use prompt allowance
+    client = guard(
+        anthropic_client(cap, is_async=is_async), max_input_tokens=budget, tokenizer=CL100K, on_exceed="trim"
+    )
     run(create(client, system=SYSTEM_BLOCKS, messages=msgs, tools=TOOLS_ANTHROPIC))
     (sent,) = cap.bodies
     check_anthropic(sent)
-    assert upper_of(count_request(CL100K, sent, "anthropic")) <= 400 and sent["tools"] == TOOLS_ANTHROPIC
+    assert upper_of(count_request(CL100K, sent, "anthropic")) <= budget and sent["tools"] == TOOLS_ANTHROPIC
     assert sent["system"][0] == SYSTEM_BLOCKS[0] and sent["messages"][-1] == msgs[-1]
     if history == "conversation":  # kept from one of the user's own turns: the summary joins the system prompt
         assert sent["system"][-1]["text"].startswith(SUMMARY_PREFIX) and isinstance(sent["messages"][0]["content"], str)
@@ -73,15 +76,16 @@ def test_trim_sends_a_request_the_messages_api_accepts(history: str, is_async: b
 
 def test_the_estimate_carries_the_margin(monkeypatch: pytest.MonkeyPatch, is_async: bool) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    estimate = get_tokenizer("anthropic:claude-3-5-haiku-latest")  # no key: characters / 3.5, approximate
+    estimate = get_tokenizer("anthropic:claude-3-5-haiku-latest")  # no key: the script-aware estimate
     assert not estimate.exact
     cap = Capture()
     messages = [{"role": "user", "content": "How old is the harbour of Lisbon? " * 10}]
-    tokens = count_request(estimate, {"messages": messages}, "anthropic").tokens
+    counted = count_request(estimate, {"messages": messages}, "anthropic")
+    tokens = counted.tokens
     client = guard(anthropic_client(cap, is_async=is_async), max_input_tokens=tokens + 2, tokenizer=estimate)
     with pytest.raises(ContextBudgetExceeded, match="approximately") as info:
         run(create(client, messages=messages))
-    assert info.value.margin == DEFAULT_MARGIN and info.value.upper > tokens + 2 >= info.value.prompt_tokens
+    assert info.value.margin == counted.margin > 0 and info.value.upper > tokens + 2 >= info.value.prompt_tokens
     assert cap.sent == []
 
 

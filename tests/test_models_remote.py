@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from litm.errors import ContextWindowExceededError, ModelError, PromptError
+from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError, PromptError
 from litm.models import AnthropicModel, OpenAIModel, load_model
+from litm.prompt import build_prompt
 
 # The SDKs' HTTP library: httpx2 for the installed openai/anthropic releases, httpx for older ones.
 http = importlib.import_module("httpx2") if importlib.util.find_spec("httpx2") else importlib.import_module("httpx")
@@ -82,7 +83,8 @@ def claude(recorder: Recorder, **options: Any) -> AnthropicModel:
 
 
 def test_anthropic_request_shape_and_usage() -> None:
-    rec = Recorder((200, anthropic_message(" Paris", "stop_sequence", cache_read_input_tokens=7)))
+    rec = Recorder((200, anthropic_message(" Paris", "stop_sequence", cache_read_input_tokens=7,
+                                           cache_creation_input_tokens=5)))  # fmt: skip
     messages = [
         {"role": "system", "content": "Answer in one word."},
         {"role": "user", "content": "Capital of France?"},
@@ -93,9 +95,8 @@ def test_anthropic_request_shape_and_usage() -> None:
     # The key travels as x-api-key (anthropic 0.x/1.x) or as a bearer token (2.x); either way, only there.
     auth = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
     assert auth == "sk-ant-test" and "anthropic-version" in request.headers
+    assert request.headers["anthropic-version"] == "2026-10-21"  # the SDK's: it takes no sampling parameters
     sent = rec.body()
-    # temperature only where the installed SDK still has the parameter; never a seed (the API has none)
-    assert sent.pop("temperature", 0.0) == 0.0 and "seed" not in sent
     assert sent == {
         "model": "claude-haiku-4-5",
         "max_tokens": 5,
@@ -103,8 +104,24 @@ def test_anthropic_request_shape_and_usage() -> None:
         "system": "Answer in one word.",
         "stop_sequences": ["\n"],
     }
-    assert (out.text, out.input_tokens, out.output_tokens, out.cached_tokens) == (" Paris", 21, 2, 7)
+    # Anthropic reports cache reads and writes apart from input_tokens; litm's input_tokens includes them.
+    assert (out.text, out.input_tokens, out.output_tokens) == (" Paris", 21 + 7 + 5, 2)
+    assert (out.cached_tokens, out.cache_write_tokens) == (7, 5)
     assert out.finish_reason == "stop" and out.model == "claude-haiku-4-5-20251001"
+    assert out.sampled  # no temperature was sent: the API decides how to sample
+
+
+def test_anthropic_older_api_version_gets_temperature_through_extra_body() -> None:
+    rec = Recorder((200, anthropic_message()), (200, anthropic_message()))
+    model = claude(rec, api_version="2023-06-01")
+    greedy = model.complete("Capital of France?", max_tokens=5)
+    assert rec.requests[0].headers["anthropic-version"] == "2023-06-01"
+    assert rec.body(0)["temperature"] == 0.0 and "seed" not in rec.body(0)
+    assert not greedy.sampled
+    warm = model.complete("Capital of France?", max_tokens=5, temperature=0.7)
+    assert rec.body(1)["temperature"] == 0.7 and warm.sampled
+    with pytest.raises(InvalidOptionError, match="api_version must be a version string"):
+        claude(Recorder(), api_version="")
 
 
 def test_anthropic_string_prompt_and_length_stop() -> None:
@@ -132,12 +149,15 @@ def test_anthropic_without_a_key_estimates_and_sends_nothing(monkeypatch: pytest
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     rec = Recorder()  # any request fails the test
     model = load_model("anthropic:claude-haiku-4-5", http_client=rec.client())
-    assert not model.tokenizer.exact and "3.5 characters per token" in model.tokenizer.name
-    assert model.count_tokens("x" * 70) == 20
+    assert not model.tokenizer.exact and "script-aware" in model.tokenizer.name
+    assert model.tokenizer.margin == 0.15 and "no API key" in model.tokenizer.note
+    chinese = "检索增强生成把检索到的文档放进提示词。"
+    assert model.tokenizer.count(chinese) >= len(chinese)  # the old 3.5 characters per token gave 6
     with pytest.raises(ModelError, match="ANTHROPIC_API_KEY"):
         model.complete("hi")
     opted_out = claude(Recorder(), count_with_api=False)
-    assert not opted_out.tokenizer.exact and opted_out.count_tokens("x" * 7) == 2
+    assert not opted_out.tokenizer.exact
+    assert opted_out.count_tokens("hi") == opted_out.tokenizer.count_messages([{"role": "user", "content": "hi"}])
     assert rec.requests == []
 
 
@@ -195,8 +215,66 @@ def test_openai_request_shape_and_usage() -> None:
         "stop": ["\n"],
         "seed": 7,
     }
+    # prompt_tokens already includes the cached tokens: input_tokens is it, unchanged.
     assert (out.text, out.input_tokens, out.output_tokens, out.cached_tokens) == ("Paris", 14, 1, 4)
     assert out.finish_reason == "stop" and out.model == "gpt-4o-mini-2024-07-18"
+    assert not out.sampled and out.cache_write_tokens == 0
+
+
+@pytest.mark.parametrize("model", ["o3-mini", "o1", "gpt-5", "gpt-5-mini"])
+def test_openai_reasoning_models_get_no_sampling_parameters(model: str) -> None:
+    rec = Recorder((200, openai_chat("Paris\nmore text", finish="stop")))
+    out = gpt(rec, spec=f"openai:{model}").complete("Capital of France?", max_tokens=300, stop=["\n"], seed=7)
+    assert rec.body() == {
+        "model": model,
+        "messages": [{"role": "user", "content": "Capital of France?"}],
+        "max_completion_tokens": 300,
+    }
+    assert out.text == "Paris" and out.finish_reason == "stop"  # cut at the stop sequence by litm
+    assert out.sampled
+
+
+def test_openai_chat_variant_of_gpt5_is_not_a_reasoning_model() -> None:
+    rec = Recorder((200, openai_chat()))
+    gpt(rec, spec="openai:gpt-5-chat-latest").complete("hi", max_tokens=3, temperature=0.5)
+    assert rec.body()["temperature"] == 0.5 and "stop" not in rec.body()
+
+
+def test_built_prompts_are_sent_in_each_backends_native_form() -> None:
+    prompt = build_prompt(["Paris is in France.", "Rome is in Italy."], "Where is Paris?", system="Be brief.")
+    rec = Recorder((200, openai_chat()))
+    openai_model = gpt(rec)
+    openai_model.complete(prompt, max_tokens=3)
+    assert rec.body()["messages"] == prompt.messages("openai")
+    assert openai_model.count_tokens(prompt) == openai_model.tokenizer.count_messages(prompt.messages("openai"))
+    rec = Recorder((200, anthropic_message()))
+    claude(rec).complete(prompt, max_tokens=3)
+    native = prompt.messages("anthropic")
+    assert isinstance(native, dict)
+    assert rec.body()["system"] == native["system"] and rec.body()["messages"] == native["messages"]
+    body = {"id": "c", "object": "text_completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "text": " Paris", "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}}  # fmt: skip
+    rec = Recorder((200, body))
+    server = load_model("openai-compatible:http://10.0.0.5:8000/v1@m", http_client=rec.client())
+    server.complete(prompt, max_tokens=3)
+    assert rec.requests[0].url.path == "/v1/completions" and rec.body()["prompt"] == prompt.text
+
+
+def test_bad_options_are_typed_errors_naming_the_value() -> None:
+    model = gpt(Recorder())
+    for kwargs, fragment in [
+        ({"max_tokens": 0}, "max_tokens must be an integer >= 1, got 0"),
+        ({"temperature": -1.0}, "temperature must be a number >= 0, got -1.0"),
+        ({"seed": "7"}, "seed must be an integer, got '7'"),
+        ({"stop": [3]}, "stop sequences must be strings, got 3"),
+    ]:
+        with pytest.raises(InvalidOptionError, match=fragment):
+            model.complete("hi", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="timeout must be a number of seconds > 0, got 0"):
+        load_model("openai:gpt-4o", timeout=0)
+    with pytest.raises(InvalidOptionError, match="concurrency must be an integer >= 1, got 0"):
+        load_model("anthropic:claude-haiku-4-5", concurrency=0)
 
 
 def test_openai_compatible_sends_strings_to_completions_with_max_tokens(monkeypatch: pytest.MonkeyPatch) -> None:

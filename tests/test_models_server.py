@@ -55,8 +55,10 @@ def test_raw_openai_sdk_against_the_same_server(llama_server: Server) -> None:
 
 def test_counts_without_a_tokenizer_are_marked_approximate(llama_server: Server) -> None:
     model = _model(llama_server)
-    assert not model.tokenizer.exact and model.tokenizer.name == "tiktoken:cl100k_base"
-    assert model.count_tokens(COMPLETION) > 0
+    assert not model.tokenizer.exact and "script-aware" in model.tokenizer.name
+    # The estimate with its margin for an unknown (possibly small) vocabulary bounds the real count.
+    upper = model.count_tokens(COMPLETION) * (1 + model.tokenizer.margin)  # type: ignore[attr-defined]
+    assert upper >= load_model("local:smollm2").count_tokens(COMPLETION)
 
 
 def test_complete_many_runs_requests_concurrently(llama_server: Server) -> None:

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from litm.errors import LitmError, ModelError, PromptError, UnknownModelSpecError
+from litm.errors import (
+    InvalidOptionError,
+    LitmError,
+    ModelError,
+    PromptError,
+    UnknownModelSpecError,
+    UnsupportedTypeError,
+)
 from litm.models import (
     AnthropicModel,
     Completion,
@@ -22,8 +29,9 @@ from litm.models import (
     register_backend,
     unregister_backend,
 )
-from litm.models.base import PromptInput, check_prompt
-from litm.models.local import _ctx_size
+from litm.models.base import GenerationRequest, check_prompt
+from litm.models.local.kv_reuse import KvReuse
+from litm.models.local.pool import context_size
 from litm.prompt.messages import check_messages, is_messages
 from litm.tokens import EstimateTokenizer, Tokenizer
 
@@ -130,22 +138,14 @@ class EchoModel(Model):
     def tokenizer(self) -> Tokenizer:
         return EstimateTokenizer(1.0)
 
-    def complete(
-        self,
-        prompt: PromptInput,
-        *,
-        max_tokens: int = 64,
-        stop: Sequence[str] | None = None,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Completion:
+    def _generate(self, request: GenerationRequest) -> Completion:
         with self._lock:
             self.active += 1
             self.peak = max(self.peak, self.active)
         time.sleep(self.delay)
         with self._lock:
             self.active -= 1
-        text = check_prompt(prompt)
+        text = request.prompt
         if text == "boom":
             raise ModelError("boom")
         assert isinstance(text, str)
@@ -170,8 +170,9 @@ def test_plugin_backends_register_and_load() -> None:
     assert model.complete("hello").text == "olleh"
     assert model.count_tokens("hello") == 5
     assert load_model(model) is model
-    with pytest.raises(TypeError):
+    with pytest.raises(UnsupportedTypeError, match="options delay apply only when loading a model from a spec"):
         load_model(model, delay=1.0)
+    assert issubclass(UnsupportedTypeError, TypeError)
     with pytest.raises(ValueError, match="already registered"):
         register_backend("echo", lambda spec, **options: EchoModel(spec.target))
     with pytest.raises(ValueError, match="scheme"):
@@ -198,7 +199,7 @@ def test_complete_many_runs_remote_prompts_concurrently_in_order() -> None:
     assert local_like.peak == 1
     with pytest.raises(ModelError, match="boom"):
         complete_many(model, ["a", "boom", "c"])
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidOptionError, match="concurrency must be an integer >= 1, got 0"):
         complete_many(model, ["a"], concurrency=0)
     assert complete_many(model, []) == []
 
@@ -216,7 +217,7 @@ def test_messages_are_checked() -> None:
     ]:
         with pytest.raises(PromptError, match=fragment):
             check_messages(bad)  # type: ignore[arg-type]
-    with pytest.raises(PromptError, match="string or a list"):
+    with pytest.raises(PromptError, match=r"a string, a list of messages or a litm\.Prompt, not int"):
         check_prompt(42)  # type: ignore[arg-type]
 
 
@@ -230,20 +231,22 @@ def test_completion_to_dict() -> None:
         "finish_reason": "stop",
         "model": "m",
         "cached_tokens": 5,
+        "cache_write_tokens": 0,
+        "sampled": False,
     }
 
 
 def test_context_is_sized_to_the_request() -> None:
-    assert _ctx_size(10, 32768) == 2048
-    assert _ctx_size(2048, 32768) == 2048
-    assert _ctx_size(2049, 32768) == 4096
-    assert _ctx_size(20000, 32768) == 32768
-    assert _ctx_size(9000, 8192) == 8192
-    assert _ctx_size(5000, 0) == 8192  # training context not known yet
+    assert context_size(10, 32768) == 2048
+    assert context_size(2048, 32768) == 2048
+    assert context_size(2049, 32768) == 4096
+    assert context_size(20000, 32768) == 32768
+    assert context_size(9000, 8192) == 8192
+    assert context_size(5000, 0) == 8192  # training context not known yet
 
 
 class FakeLlama:
-    """Just the llama-cpp-python state that ``_Slot.prepare`` reads and writes (n_batch of 4)."""
+    """Just the llama-cpp-python state that ``KvReuse.prepare`` reads and writes (n_batch of 4)."""
 
     n_batch = 4
 
@@ -273,25 +276,21 @@ class FakeLlama:
 
 
 def test_aligned_reuse_keeps_only_whole_chunks_a_cold_run_computes() -> None:
-    from pathlib import Path
-
-    from litm.models.local import _Slot
-
-    slot = _Slot(Path("fake.gguf"), 1, True, 4)
-    llm = slot.llm = FakeLlama()
+    kv = KvReuse()
+    llm = FakeLlama()
     a = list(range(1, 11))  # 10 tokens
     b = [*range(1, 10), 77]  # shares 9 tokens with a
-    assert slot.prepare(a, "aligned") == 0 and slot.exact == 8  # cold: chunks [0,4) and [4,8) are exact
+    assert kv.prepare(llm, a, "aligned") == 0 and kv.exact_prefix == 8  # cold: chunks [0,4) and [4,8) are exact
     llm.evaluate(a, 0)
-    assert slot.prepare(b, "aligned") == 8 and llm.n_tokens == 8  # whole chunks only, not all 9
+    assert kv.prepare(llm, b, "aligned") == 8 and llm.n_tokens == 8  # whole chunks only, not all 9
     llm.evaluate(b, 8)
-    assert slot.prepare(b, "full") == 9 and slot.exact == 8  # full reuse: the tail runs off the grid
+    assert kv.prepare(llm, b, "full") == 9 and kv.exact_prefix == 8  # full reuse: the tail runs off the grid
     llm.evaluate(b, 9)
     c = [*range(1, 7), 55, 56, 57, 58]  # shares 6 tokens
-    assert slot.prepare(c, "full") == 6 and slot.exact == 4  # chunk [4, 8) is recomputed off the grid
+    assert kv.prepare(llm, c, "full") == 6 and kv.exact_prefix == 4  # chunk [4, 8) is recomputed off the grid
     llm.evaluate(c, 6)
-    assert slot.prepare(a, "aligned") == 4  # so aligned reuse stops at the last exact chunk
+    assert kv.prepare(llm, a, "aligned") == 4  # so aligned reuse stops at the last exact chunk
     llm.evaluate(a, 4)
-    assert slot.prepare(a, "cold") == 0 and llm.n_tokens == 0 and slot.exact == 8
+    assert kv.prepare(llm, a, "cold") == 0 and llm.n_tokens == 0 and kv.exact_prefix == 8
     llm.evaluate(a, 0)
-    assert slot.prepare(a[:8], "aligned") == 4  # the whole prompt is cached: its last token is re-evaluated
+    assert kv.prepare(llm, a[:8], "aligned") == 4  # the whole prompt is cached: its last token is re-evaluated

@@ -1,4 +1,8 @@
-"""Counting whole provider requests (tool calls, tool results, content blocks, tools) with real tokenizers."""
+"""Counting whole provider requests (tool calls, tool results, content blocks, tools) with real tokenizers.
+
+Every count carries the margin a budget adds: 0 for plain chat text on the model's own encoding, the
+stated allowances for tool calls, schemas and images, the tokenizer's margin for an estimate.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,16 @@ import json
 import pytest
 
 from litm.errors import PromptError
-from litm.models.tokenizers import EstimateTokenizer, TiktokenTokenizer, count_request
-from litm.prompt.messages import billed_request
+from litm.models.tokenizers import (
+    ESTIMATE_MARGIN,
+    TOOL_CALL_TOKENS,
+    TOOL_SCHEMA_MARGIN,
+    TOOLS_OVERHEAD_TOKENS,
+    EstimateTokenizer,
+    OpenAITokenizer,
+    count_request,
+)
+from litm.prompt.messages import MEDIA_PART_TOKENS, billed_request, image_token_bound
 
 TOOL_HISTORY = [
     {"role": "system", "content": "You are a travel agent."},
@@ -47,30 +59,59 @@ ANTHROPIC = {
 
 
 @pytest.fixture(scope="module")
-def cl100k() -> TiktokenTokenizer:
-    return TiktokenTokenizer()
+def o200k() -> OpenAITokenizer:
+    return OpenAITokenizer("o200k_base")
 
 
-def test_plain_chat_matches_the_tokenizers_message_count(cl100k: TiktokenTokenizer) -> None:
-    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there, 你好"}]
-    counted = count_request(cl100k, {"messages": messages}, "openai-chat")
-    assert counted.exact and counted.notes == ()
-    assert counted.tokens == cl100k.count_messages(messages)
+def test_plain_chat_matches_the_tokenizers_message_count(o200k: OpenAITokenizer) -> None:
+    messages = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Hello there, 你好", "name": "ann"},
+    ]
+    counted = count_request(o200k, {"model": "gpt-4o", "messages": messages}, "openai-chat")
+    assert counted.exact and counted.notes == () and counted.margin == 0.0
+    assert counted.tokens == counted.upper == o200k.count_messages(messages)
 
 
-def test_tool_calling_history_is_counted_not_refused(cl100k: TiktokenTokenizer) -> None:
-    counted = count_request(cl100k, {"messages": TOOL_HISTORY}, "openai-chat")
-    assert not counted.exact
+def test_tool_calling_history_is_counted_not_refused(o200k: OpenAITokenizer) -> None:
+    counted = count_request(o200k, {"messages": TOOL_HISTORY}, "openai-chat")
+    assert not counted.exact and counted.margin > 0
     assert any("tool calls" in n for n in counted.notes)
     # Every billed piece is in the count: the arguments and the tool result are not free.
-    assert counted.tokens >= sum(cl100k.count(t) for t in ('{"city": "Paris"}', "18 C and sunny", "weather"))
+    assert counted.tokens >= sum(o200k.count(t) for t in ('{"city": "Paris"}', "18 C and sunny", "weather"))
+    # The wrapper tokens around one call and one result are allowed for in the upper bound.
+    assert counted.upper >= counted.tokens + 2 * TOOL_CALL_TOKENS
 
 
-def test_tool_schemas_are_counted(cl100k: TiktokenTokenizer) -> None:
-    bare = count_request(cl100k, {"messages": TOOL_HISTORY}, "openai-chat")
-    with_tools = count_request(cl100k, {"messages": TOOL_HISTORY, "tools": TOOLS}, "openai-chat")
-    schema = "\n".join(json.dumps(t, ensure_ascii=False, separators=(",", ":")) for t in TOOLS)
-    assert with_tools.tokens - bare.tokens == cl100k.count(schema)
+def test_tool_schemas_are_counted_with_their_overhead_and_margin(o200k: OpenAITokenizer) -> None:
+    bare = count_request(o200k, {"messages": TOOL_HISTORY}, "openai-chat")
+    with_tools = count_request(o200k, {"messages": TOOL_HISTORY, "tools": TOOLS}, "openai-chat")
+    schema = o200k.count("\n".join(json.dumps(t, ensure_ascii=False, separators=(",", ":")) for t in TOOLS))
+    overhead = TOOLS_OVERHEAD_TOKENS["openai-chat"]
+    assert with_tools.tokens - bare.tokens == schema + overhead
+    assert with_tools.upper - bare.upper >= schema * (1 + TOOL_SCHEMA_MARGIN) + overhead
+
+
+def test_images_are_bounded_per_model_and_unboundable_parts_refused(o200k: OpenAITokenizer) -> None:
+    image = {"type": "image_url", "image_url": {"url": "https://example.invalid/cat.png"}}
+    def request(model: str) -> dict[str, object]:
+        return {"model": model, "messages": [{"role": "user", "content": [{"type": "text", "text": "What?"}, image]}]}
+
+    text_only = o200k.count_messages([{"role": "user", "content": "What?"}])
+    for model, bound in (("gpt-4o", MEDIA_PART_TOKENS), ("gpt-4o-mini", 48_169), ("new-model", 48_169)):
+        counted = count_request(o200k, request(model), "openai-chat")
+        assert counted.tokens == text_only + bound == image_token_bound("openai-chat", model) + text_only
+        assert not counted.exact and any("images" in n for n in counted.notes)
+    claude = {"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64"}}]}]}
+    assert billed_request(claude, "anthropic").media_tokens == MEDIA_PART_TOKENS
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBER"}}
+    with pytest.raises(PromptError, match="'document' part whose token cost litm cannot bound"):
+        billed_request({"messages": [{"role": "user", "content": [pdf]}]}, "anthropic")
+    with pytest.raises(PromptError, match="'input_audio' part"):
+        billed_request({"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, "openai-chat")
+    text_doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Paris is big."}}
+    billed = billed_request({"messages": [{"role": "user", "content": [text_doc]}]}, "anthropic")
+    assert billed.turns[0].text == "Paris is big."
 
 
 def test_anthropic_blocks_and_system_list() -> None:
@@ -80,9 +121,12 @@ def test_anthropic_blocks_and_system_list() -> None:
     assert "18 C and sunny" in billed.turns[3].text
     counted = count_request(EstimateTokenizer(), ANTHROPIC, "anthropic")
     assert not counted.exact and counted.tokens > 0
+    assert counted.margin >= ESTIMATE_MARGIN
+    with_tools = count_request(EstimateTokenizer(), {**ANTHROPIC, "tools": [{"name": "weather"}]}, "anthropic")
+    assert with_tools.tokens - counted.tokens >= TOOLS_OVERHEAD_TOKENS["anthropic"]  # the tool-use system prompt
 
 
-def test_responses_api_input_items(cl100k: TiktokenTokenizer) -> None:
+def test_responses_api_input_items(o200k: OpenAITokenizer) -> None:
     request = {
         "instructions": "Answer briefly.",
         "input": [
@@ -93,7 +137,8 @@ def test_responses_api_input_items(cl100k: TiktokenTokenizer) -> None:
     }
     billed = billed_request(request, "openai-responses")
     assert [t.role for t in billed.turns] == ["developer", "user", "assistant", "tool"]
-    assert count_request(cl100k, request, "openai-responses").tokens > 0
+    counted = count_request(o200k, request, "openai-responses")
+    assert counted.tokens > 0 and counted.upper > counted.tokens
 
 
 def test_server_side_state_is_refused() -> None:
@@ -115,3 +160,15 @@ def test_server_side_state_is_refused() -> None:
 def test_malformed_requests_get_a_typed_error(request_: dict[str, object], api: str, match: str) -> None:
     with pytest.raises(PromptError, match=match):
         billed_request(request_, api)
+
+
+@pytest.mark.model
+def test_a_chat_template_tokenizer_counts_tool_histories_with_remapped_roles() -> None:
+    """SmolLM2's real tokenizer: its template knows no tool role, so the tool turn counts as a user turn."""
+    from litm.models import load_model
+
+    smol = load_model("local:smollm2").tokenizer
+    counted = count_request(smol, {"messages": TOOL_HISTORY}, "openai-chat")
+    assert not counted.exact and "'tool' turns are counted as 'user' turns" in counted.notes
+    assert counted.tokens > smol.count_messages([m for m in TOOL_HISTORY if m["role"] in ("system", "user")])
+    assert counted.upper >= counted.tokens + 3 * TOOL_CALL_TOKENS  # a call, a result and one remapped turn

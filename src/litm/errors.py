@@ -45,6 +45,11 @@ class AlreadyRegisteredError(LitmError, ValueError):
     """A plugin name (a placement strategy, a model backend scheme) is taken; pass ``replace=True`` to replace it."""
 
 
+class InvalidOptionError(LitmError, ValueError):
+    """An option has a value litm does not accept (a negative budget, ``max_tokens=0``, an unknown mode,
+    conflicting settings)."""
+
+
 class InvalidProfileError(LitmError, ValueError):
     """A position profile is malformed (no points, positions outside [0, 1], bad weights)."""
 
@@ -111,10 +116,6 @@ class ContextBudgetExceeded(LitmError, ValueError):
         #: ``ceil(prompt_tokens * (1 + margin))`` that was compared with the budget.
         self.margin = margin
         self.upper = prompt_tokens if upper is None else upper
-
-
-class InvalidOptionError(LitmError, ValueError):
-    """An option has a value litm does not accept (a negative budget, an unknown mode, conflicting settings)."""
 
 
 class UnsupportedTypeError(LitmError, TypeError):

@@ -2,27 +2,30 @@
 
 * Local GGUF models count with llama.cpp's tokenizer, exactly as llama.cpp evaluates the prompt (BOS
   included); chat messages are rendered through the GGUF's own chat template first.
-* OpenAI-style models count with tiktoken encodings loaded from files shipped in packages (see
-  :mod:`litm.models.tokenizers.offline`); OpenAI-compatible servers are counted approximately unless
-  given ``tokenizer="local:/same/model.gguf"``.
-* Anthropic models use the ``count_tokens`` endpoint when an API key is configured, otherwise an
-  estimate marked approximate.
+* OpenAI models count with their own BPE encoding (``o200k_base`` for GPT-4o/4.1/5 and the o-series,
+  ``cl100k_base`` for GPT-4 and GPT-3.5), shipped in the ``bpe-openai`` package: exact, offline.
+* Anthropic models use the ``count_tokens`` endpoint when an API key is configured; OpenAI-compatible
+  servers use ``tokenizer="local:/same/model.gguf"`` when given. Otherwise counts are a script-aware
+  estimate with a stated margin (:mod:`litm.models.tokenizers.estimate`).
 
-Every tokenizer says whether its counts are ``exact``::
+Every tokenizer says whether its counts are ``exact`` and, when not, by how much they may be low::
 
-    >>> tok = get_tokenizer("openai:gpt-4")
-    >>> tok.count("Lost in the middle"), tok.exact
-    (4, True)
+    >>> tok = get_tokenizer("openai:gpt-4o")
+    >>> tok.count("Lost in the middle"), tok.exact, safety_margin(tok)
+    (4, True, 0.0)
+    >>> safety_margin(get_tokenizer("anthropic:claude-haiku-4-5", count_with_api=False))
+    0.15
 
-This module sits above :mod:`litm.models` (it loads models from spec strings); the implementations live
-in :mod:`litm.models.tokenizers` and next to each backend.
+A budget counts whole requests with :func:`count_request` and compares :attr:`TokenCount.upper` with its
+limit. This module sits above :mod:`litm.models` (it loads models from spec strings); the implementations
+live in :mod:`litm.models.tokenizers` and next to each backend.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from litm.models.base import Model, PromptInput, check_prompt
+from litm.models.base import Model, PromptLike
 from litm.models.spec import load_model
 from litm.models.tokenizers import (
     ANTHROPIC_CHARS_PER_TOKEN,
@@ -32,11 +35,15 @@ from litm.models.tokenizers import (
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
     EstimateTokenizer,
+    OpenAITokenizer,
     TiktokenTokenizer,
+    TokenCount,
     Tokenizer,
+    count_request,
     ensure_offline_tiktoken,
     offline_encoding,
     openai_tokenizer,
+    safety_margin,
 )
 
 __all__ = [
@@ -47,18 +54,22 @@ __all__ = [
     "OPENAI_TOKENS_PER_MESSAGE",
     "OPENAI_TOKENS_PER_NAME",
     "EstimateTokenizer",
+    "OpenAITokenizer",
     "TiktokenTokenizer",
+    "TokenCount",
     "Tokenizer",
+    "count_request",
     "count_tokens",
     "ensure_offline_tiktoken",
     "get_tokenizer",
     "offline_encoding",
     "openai_tokenizer",
+    "safety_margin",
 ]
 
 
 def get_tokenizer(spec_or_model: str | Model = "local", **options: Any) -> Tokenizer:
-    """The tokenizer of a model spec (``"local"``, ``"openai:gpt-4"``, ...) or of a loaded :class:`Model`.
+    """The tokenizer of a model spec (``"local"``, ``"openai:gpt-4o"``, ...) or of a loaded :class:`Model`.
 
     ``options`` go to :func:`litm.models.load_model` when a spec is given. Local specs load the GGUF
     (llama.cpp needs the model to tokenize); remote specs send nothing over the network to build a
@@ -68,12 +79,12 @@ def get_tokenizer(spec_or_model: str | Model = "local", **options: Any) -> Token
     return model.tokenizer
 
 
-def count_tokens(prompt: PromptInput, model: str | Model = "local", **options: Any) -> int:
-    """Tokens ``prompt`` (a string or chat messages) occupies in ``model``'s context.
+def count_tokens(prompt: PromptLike, model: str | Model = "local", **options: Any) -> int:
+    """Tokens ``prompt`` (a string, chat messages or a built :class:`litm.Prompt`) occupies in ``model``'s
+    context, rendered the way that model receives it.
 
     >>> count_tokens([{"role": "user", "content": "hi"}], "openai:gpt-4")
     8
     """
-    checked = check_prompt(prompt)
     loaded = model if isinstance(model, Model) else load_model(str(model), **options)
-    return loaded.count_tokens(checked)
+    return loaded.count_tokens(prompt)

@@ -10,10 +10,9 @@ from litm.budget.fit import FitResult, fit
 from litm.budget.guard import Call, GuardedClient, Pipeline, Step, TokenGate, guard
 from litm.budget.history import Compaction, compact_history, compact_request, extractive_summary
 from litm.budget.limits import max_input_tokens_from
-from litm.budget.margin import DEFAULT_MARGIN, margin_of, upper_of
+from litm.budget.margin import margin_of, upper_of
 
 __all__ = [
-    "DEFAULT_MARGIN",
     "Call",
     "Compaction",
     "Counter",

@@ -7,59 +7,55 @@ count. So for an exact tokenizer the prompt never exceeds the budget; for an app
 exceeds it *as long as the real count is within the margin of the estimate*, which is all litm can honestly
 promise.
 
-A :class:`~litm.models.tokenizers.TokenCount` that states its own ``margin`` (and ``upper``) is taken at
-its word; an approximate count that states none gets :data:`DEFAULT_MARGIN`.
+The margins themselves are the tokenizer layer's: every litm tokenizer states one
+(:func:`~litm.models.tokenizers.safety_margin`), and :func:`~litm.models.tokenizers.count_request` adds
+what a request shape needs (tool calls, schemas, media). A count from a third-party counter that is
+approximate but states no margin gets :data:`~litm.models.tokenizers.base.UNSTATED_MARGIN`.
 
 Example:
     >>> from litm.models.tokenizers import TokenCount
-    >>> upper_of(TokenCount(200, True)), upper_of(TokenCount(200, False))
-    (200, 230)
+    >>> upper_of(TokenCount(200, True)), upper_of(TokenCount(200, False, margin=0.15)), upper_of(TokenCount(200, False))
+    (200, 230, 250)
     >>> margin_of(TokenCount(200, False))
-    0.15
+    0.25
 """
 
 from __future__ import annotations
 
 import math
 
-from litm.models.tokenizers import TokenCount, Tokenizer
+from litm.models.tokenizers import TokenCount, Tokenizer, safety_margin
+from litm.models.tokenizers.base import UNSTATED_MARGIN
 
-__all__ = ["DEFAULT_MARGIN", "describe_count", "margin_of", "text_count", "upper_of"]
-
-#: The margin for an approximate count that states none: litm's approximate counters (cl100k for newer
-#: OpenAI models, tool calls counted as their JSON) stay within about 10 % of the provider's count on English
-#: and code; 15 % leaves room for other scripts. The spend cap uses the same figure.
-DEFAULT_MARGIN = 0.15
+__all__ = ["describe_count", "margin_of", "text_count", "upper_of"]
 
 
 def margin_of(count: TokenCount) -> float:
-    """The safety margin for ``count``: 0.0 when exact, else the count's own margin or :data:`DEFAULT_MARGIN`."""
+    """The safety margin for ``count``: 0.0 when exact, else its own, else ``UNSTATED_MARGIN``."""
     if count.exact:
         return 0.0
-    stated = getattr(count, "margin", None)
-    # An approximate count that claims no margin is treated as one that states none: never less than nothing.
-    return float(stated) if stated else DEFAULT_MARGIN
+    # An approximate count that claims no margin states none: never trust it to be exact.
+    return count.margin or UNSTATED_MARGIN
 
 
 def upper_of(count: TokenCount) -> int:
     """The bound the gate compares with the budget: ``ceil(tokens x (1 + margin))``."""
-    stated = getattr(count, "upper", None)
-    if isinstance(stated, int) and not count.exact and stated >= count.tokens and getattr(count, "margin", None):
-        return stated
-    return math.ceil(count.tokens * (1.0 + margin_of(count)))
+    if count.exact or count.margin:
+        return count.upper
+    return math.ceil(round(count.tokens * (1.0 + UNSTATED_MARGIN), 6))
 
 
 def text_count(tokenizer: Tokenizer, text: str) -> TokenCount:
-    """Count ``text`` sent on its own (a completion prompt) as a :class:`TokenCount` that says whether exactly."""
+    """Count ``text`` sent on its own (a completion prompt), with the tokenizer's own safety margin."""
     exact = bool(tokenizer.exact)
     notes = () if exact else (f"{tokenizer.name} is not the model's own tokenizer",)
-    return TokenCount(int(tokenizer.count(text)), exact, notes)
+    return TokenCount(int(tokenizer.count(text)), exact, notes, 0.0 if exact else safety_margin(tokenizer))
 
 
 def describe_count(count: TokenCount) -> str:
     """``count`` in words for an error message: exact, or approximate with the margin and bound.
 
-    >>> describe_count(TokenCount(200, False))
+    >>> describe_count(TokenCount(200, False, margin=0.15))
     'up to 230 tokens (200 counted approximately, +15% margin)'
     """
     if count.exact:

@@ -17,7 +17,7 @@ Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o
 """
 
 from litm.models.anthropic_backend import AnthropicModel, AnthropicTokenizer
-from litm.models.base import Completion, Model, PromptInput, complete_many
+from litm.models.base import Completion, GenerationRequest, Model, PromptInput, PromptLike, complete_many
 from litm.models.embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
 from litm.models.local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
 from litm.models.openai_backend import OpenAIModel
@@ -30,6 +30,7 @@ __all__ = [
     "AnthropicTokenizer",
     "Completion",
     "EmbeddedModel",
+    "GenerationRequest",
     "LlamaTokenizer",
     "LocalModel",
     "Message",
@@ -37,6 +38,7 @@ __all__ = [
     "ModelSpec",
     "OpenAIModel",
     "PromptInput",
+    "PromptLike",
     "ReuseMode",
     "backends",
     "cache_dir",

@@ -2,35 +2,46 @@
 
 The key comes from ``api_key=`` or ``ANTHROPIC_API_KEY``; requests go only to Anthropic's API (or the
 ``base_url`` you pass). System messages are sent as the ``system`` parameter, a plain string prompt as one
-user message. The API has no ``seed``, and the ``anthropic`` 2.x SDK no longer takes ``temperature``: it is
-sent only when the installed SDK accepts it, so repeatability is whatever the API gives.
-Retries with exponential backoff on connection errors, 408, 409, 429 and 5xx are the SDK's
-(``max_retries``); usage (input, output and cache-read tokens) is read from each response.
+user message, a built :class:`litm.Prompt` as its ``messages("anthropic")``.
+
+**Claude runs are sampled.** The ``anthropic`` 2.x SDK sends API version ``2026-10-21``, under which the
+Messages API rejects ``temperature``, ``top_p`` and ``top_k`` at any value (HTTP 400), and the SDK dropped
+the parameters; the API has no ``seed``. So litm sends no temperature and marks every completion
+``sampled=True``: the same prompt can answer differently, and probe or benchmark rows say so. Pass
+``api_version="2023-06-01"`` to get the older contract, under which litm sends ``temperature`` (through
+``extra_body`` where the SDK lacks the keyword) and greedy runs are ``sampled=False``; Anthropic lists that
+version as deprecated, and its newest models reject a temperature under it too.
+
+Usage is normalised: ``Completion.input_tokens`` counts every input token, cache reads and writes included
+(Anthropic reports ``input_tokens`` without them), ``cached_tokens`` the cache reads and
+``cache_write_tokens`` the cache writes. Retries with exponential backoff on connection errors, 408, 409,
+429 and 5xx are the SDK's (``max_retries``).
 
 Token counts use Anthropic's ``count_tokens`` endpoint when a key is configured (exact, chat overhead
-included; it sends the text to Anthropic, like a request would), otherwise an estimate of 3.5 characters
-per token marked ``exact=False``. Pass ``count_with_api=False`` to never send text just to count it.
+included; it sends the text to Anthropic, like a request would), otherwise the script-aware estimate with
+its margin (:mod:`litm.models.tokenizers.estimate`). Pass ``count_with_api=False`` to never send text just
+to count it.
 
 >>> model = AnthropicModel("claude-haiku-4-5", api_key=None, count_with_api=False)
->>> model.context_window, model.tokenizer.exact
-(200000, False)
+>>> model.context_window, model.tokenizer.exact, model.tokenizer.margin
+(200000, False, 0.15)
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.errors import MissingDependencyError, ModelError, PromptError
-from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
-from litm.models.sdk import call_sdk
+from litm.errors import InvalidOptionError, MissingDependencyError, ModelError, PromptError
+from litm.models.base import Completion, GenerationRequest, NativePrompt
+from litm.models.sdk import SdkModel
 from litm.models.tokenizers.base import TokenCount, count_billed
 from litm.models.tokenizers.estimate import EstimateTokenizer
 from litm.prompt.messages import Message, billed_request, check_messages
+from litm.prompt.prompt import Prompt
 
 _INSTALL = "pip install 'litm[anthropic]'"
 #: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
@@ -38,6 +49,8 @@ CLAUDE_CONTEXT_WINDOW = 200_000
 #: The request fields the ``count_tokens`` endpoint takes (everything that is billed as input).
 _COUNTED_FIELDS = ("system", "messages", "tools", "tool_choice", "thinking")
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+#: The API version under which the Messages API still takes ``temperature``.
+SAMPLING_API_VERSION = "2023-06-01"
 
 
 def _import_anthropic() -> Any:
@@ -68,6 +81,16 @@ class AnthropicTokenizer:
     def __init__(self, model: AnthropicModel) -> None:
         self._model = model
         self._estimate = EstimateTokenizer(label="estimate")
+        self._estimate.note = "Claude's tokenizer is not published and no API key is set: counts are estimated"
+
+    @property
+    def margin(self) -> float:
+        """0 with the ``count_tokens`` endpoint, else the estimate's margin."""
+        return 0.0 if self.exact else self._estimate.margin
+
+    @property
+    def note(self) -> str:
+        return "" if self.exact else self._estimate.note
 
     @property
     def name(self) -> str:
@@ -97,7 +120,6 @@ class AnthropicTokenizer:
         result = self._model._call(client.messages.count_tokens, **kwargs)
         return int(result.input_tokens)
 
-
     def count_request(self, request: Mapping[str, Any], api: str) -> TokenCount:
         """A whole request: exact from the ``count_tokens`` endpoint (system blocks, tools, tool use and
         results included) when a key is configured, else the estimate over its billed text."""
@@ -110,14 +132,15 @@ class AnthropicTokenizer:
         return TokenCount(int(result.input_tokens), True)
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SdkModel):
     """A Claude model behind Anthropic's Messages API (see the module docstring).
 
     Options: ``api_key``, ``base_url``, ``timeout``, ``max_retries``, ``concurrency``, ``context_window``,
-    ``count_with_api`` (None: when a key is configured), ``http_client`` (an ``httpx`` client).
+    ``count_with_api`` (None: when a key is configured), ``api_version`` (the ``anthropic-version`` header;
+    default: the SDK's), ``http_client`` (an ``httpx`` client).
     """
 
-    remote = True
+    key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -131,22 +154,24 @@ class AnthropicModel(Model):
         concurrency: int = 4,
         context_window: int | None = None,
         count_with_api: bool | None = None,
+        api_version: str | None = None,
         http_client: Any = None,
     ) -> None:
-        if concurrency < 1 or max_retries < 0 or timeout <= 0:
-            raise ValueError("need concurrency >= 1, max_retries >= 0 and timeout > 0")
-        self.name = model
-        self.spec = spec or f"anthropic:{model}"
+        if api_version is not None and not (isinstance(api_version, str) and api_version.strip()):
+            raise InvalidOptionError(f"api_version must be a version string such as '2023-06-01', got {api_version!r}")
+        super().__init__(
+            model,
+            spec=spec or f"anthropic:{model}",
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            context_window=context_window,
+            http_client=http_client,
+        )
         self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.concurrency = concurrency
         self.count_with_api = count_with_api
-        self._api_key = api_key
-        self._context_window = context_window
-        self._http_client = http_client
-        self._client_obj: Any = None
-        self._lock = threading.Lock()
+        self.api_version = api_version
         self._tokenizer = AnthropicTokenizer(self)
 
     @property
@@ -163,36 +188,20 @@ class AnthropicModel(Model):
         """Whether token counts come from the ``count_tokens`` endpoint (exact) rather than an estimate."""
         return self.has_key if self.count_with_api is None else (self.count_with_api and self.has_key)
 
-    def _client(self) -> Any:
-        with self._lock:
-            if self._client_obj is None:
-                anthropic = _import_anthropic()
-                if not self.has_key:
-                    raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
-                self._client_obj = anthropic.Anthropic(
-                    api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
-                    base_url=self.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    http_client=self._http_client,
-                )
-            return self._client_obj
+    def _sdk(self) -> Any:
+        return _import_anthropic()
 
-    def close(self) -> None:
-        with self._lock:
-            if self._client_obj is not None:
-                self._client_obj.close()
-                self._client_obj = None
-
-    def _call(self, fn: Any, **kwargs: Any) -> Any:
-        return call_sdk(
-            _import_anthropic(),
-            fn,
-            kwargs,
-            where=self.where,
-            spec=self.spec,
+    def _make_client(self, sdk: Any) -> Any:
+        if not self.has_key:
+            raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
+        headers = {"anthropic-version": self.api_version} if self.api_version else None
+        return sdk.Anthropic(
+            api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
+            base_url=self.base_url,
             timeout=self.timeout,
-            key_env="ANTHROPIC_API_KEY",
+            max_retries=self.max_retries,
+            http_client=self._http_client,
+            default_headers=headers,
         )
 
     @property
@@ -207,57 +216,59 @@ class AnthropicModel(Model):
     def tokenizer(self) -> AnthropicTokenizer:
         return self._tokenizer
 
-    def count_tokens(self, prompt: PromptInput) -> int:
-        checked = check_prompt(prompt)
-        messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
-        return self._tokenizer.count_messages(messages)
+    def _render_prompt(self, prompt: Prompt) -> NativePrompt:
+        args = prompt.messages("anthropic")
+        if not isinstance(args, Mapping):
+            raise PromptError(f"a prompt's Anthropic arguments must be a dict, got {type(args).__name__}")
+        system = [{"role": "system", "content": args["system"]}] if args.get("system") else []
+        return check_messages([*system, *args["messages"]])
 
-    def complete(
-        self,
-        prompt: PromptInput,
-        *,
-        max_tokens: int = 64,
-        stop: Sequence[str] | None = None,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Completion:
-        """Send one Messages request.
+    def _native(self, prompt: NativePrompt) -> NativePrompt:
+        return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
 
-        ``seed`` is accepted for interface symmetry and not sent (the API has none); ``temperature`` is sent
-        when the installed SDK still has the parameter (anthropic 2.x removed it from ``messages.create``).
-        """
-        check_max_tokens(max_tokens)
-        checked = check_prompt(prompt)
-        messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
-        system, turns = split_system(messages)
-        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": max_tokens, "messages": turns}
+    def _generate(self, request: GenerationRequest) -> Completion:
+        """Send one Messages request (``seed`` is not sent: the API has none; see the module docstring
+        for ``temperature``)."""
+        if isinstance(request.prompt, str):  # _native makes every prompt a message list
+            raise PromptError("the Messages API takes messages; a string prompt is sent as one user message")
+        system, turns = split_system(request.prompt)
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": turns}
         if system is not None:
             kwargs["system"] = system
-        stops = [s for s in (stop or []) if s]
-        if stops:
-            kwargs["stop_sequences"] = stops
+        if request.stop:
+            kwargs["stop_sequences"] = list(request.stop)
         client = self._client()
-        if _accepts(client.messages.create, "temperature"):
-            kwargs["temperature"] = temperature
+        version = str(client.default_headers.get("anthropic-version", ""))
+        sends_temperature = version == SAMPLING_API_VERSION
+        if sends_temperature:
+            if _accepts(client.messages.create, "temperature"):
+                kwargs["temperature"] = request.temperature
+            else:  # the 2.x SDK dropped the keyword; the older API version still takes the field
+                kwargs["extra_body"] = {"temperature": request.temperature}
         start = time.perf_counter()
         resp = self._call(client.messages.create, **kwargs)
         latency = time.perf_counter() - start
         text = "".join(getattr(block, "text", "") for block in resp.content if getattr(block, "type", "") == "text")
         usage = resp.usage
+        read = int(getattr(usage, "cache_read_input_tokens", 0) or 0)
+        written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
         reason = str(resp.stop_reason or "stop")
         return Completion(
             text=text,
-            input_tokens=int(usage.input_tokens or 0),
+            # Anthropic reports cache reads and writes apart from input_tokens; litm counts all input.
+            input_tokens=int(usage.input_tokens or 0) + read + written,
             output_tokens=int(usage.output_tokens or 0),
             latency_s=latency,
             finish_reason=_STOP_REASONS.get(reason, reason),
             model=str(resp.model or self.name),
-            cached_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+            cached_tokens=read,
+            cache_write_tokens=written,
+            sampled=not (sends_temperature and request.greedy),
         )
 
 
 def _accepts(fn: Any, name: str) -> bool:
-    """Whether the installed SDK's ``fn`` takes the keyword ``name`` (recent SDKs dropped ``temperature``)."""
+    """Whether the installed SDK's ``fn`` takes the keyword ``name`` (the 1.x and 2.x SDKs dropped ``temperature``)."""
     try:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):

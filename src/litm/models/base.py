@@ -14,7 +14,9 @@ OpenAI, Anthropic) but return the same :class:`Completion`, so measurements comp
 
 from __future__ import annotations
 
+import math
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -22,26 +24,39 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from litm.errors import PromptError
+from litm.errors import InvalidOptionError, PromptError
 from litm.prompt.messages import Message, check_messages, is_messages
+from litm.prompt.prompt import Prompt
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
     from litm.models.tokenizers.base import Tokenizer
 
-#: What :meth:`Model.complete` accepts: a plain completion prompt, or chat messages.
+#: A plain completion prompt, or chat messages.
 PromptInput: TypeAlias = str | Sequence[Message]
+#: What :meth:`Model.complete` and :meth:`Model.count_tokens` accept: a string, chat messages, or a built
+#: :class:`litm.Prompt`, which each model renders in its own native form.
+PromptLike: TypeAlias = str | Sequence[Message] | Prompt
+#: A prompt in a model's native form: a completion string or validated chat messages.
+NativePrompt: TypeAlias = str | list[dict[str, str]]
+
 
 @dataclass(frozen=True)
 class Completion:
     """One model answer with its measured cost.
 
-    ``input_tokens`` and ``output_tokens`` come from the backend itself (llama.cpp's evaluation, the
-    server's ``usage`` block). ``cached_tokens`` is how many prompt tokens were served from a cache
-    instead of being evaluated (llama.cpp prefix reuse, OpenAI/Anthropic prompt caching; 0 when cold).
+    ``input_tokens`` is every prompt token the backend billed or evaluated, cache reads and writes
+    included (llama.cpp's evaluation, OpenAI's ``prompt_tokens``, Anthropic's ``input_tokens`` plus its
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens``, which Anthropic reports apart).
+    ``cached_tokens`` is how many of them were read from a cache instead of being evaluated (llama.cpp
+    prefix reuse, OpenAI/Anthropic prompt caching; 0 when cold) and ``cache_write_tokens`` how many were
+    written to one (Anthropic's cache creation; 0 elsewhere). ``output_tokens`` comes from the backend too.
     ``finish_reason`` is normalised to ``"stop"`` (natural end or stop sequence) or ``"length"``
-    (``max_tokens`` reached); other backend reasons pass through unchanged.
+    (``max_tokens`` reached); other backend reasons pass through unchanged. ``sampled`` is True when the
+    answer was drawn by sampling rather than greedy decoding: a ``temperature`` above 0 was asked for, or
+    the backend takes no temperature (Anthropic's current API; OpenAI's reasoning models), so the same
+    request can answer differently; a results row should record it.
 
     >>> Completion("Paris", 13, 2, 0.08, "stop").to_dict()["text"]
     'Paris'
@@ -54,10 +69,32 @@ class Completion:
     finish_reason: str
     model: str = ""
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    sampled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One validated request in the model's native form: what :meth:`Model._generate` receives.
+
+    ``prompt`` is a completion string or checked chat messages (see :meth:`Model.render`); ``stop``
+    holds the non-empty stop sequences.
+    """
+
+    prompt: NativePrompt
+    max_tokens: int
+    stop: tuple[str, ...] = ()
+    temperature: float = 0.0
+    seed: int = 0
+
+    @property
+    def greedy(self) -> bool:
+        """True when greedy decoding was asked for (``temperature == 0``)."""
+        return self.temperature == 0
 
 
 def check_prompt(prompt: PromptInput) -> str | list[dict[str, str]]:
@@ -66,23 +103,40 @@ def check_prompt(prompt: PromptInput) -> str | list[dict[str, str]]:
         return prompt
     if is_messages(prompt):
         return check_messages(prompt)
-    raise PromptError(f"a prompt is a string or a list of messages, not {type(prompt).__name__}")
+    raise PromptError(f"a prompt is a string, a list of messages or a litm.Prompt, not {type(prompt).__name__}")
 
 
 def check_max_tokens(max_tokens: int) -> int:
-    """``max_tokens`` as an int >= 1 (a programming error otherwise, hence a plain ValueError)."""
+    """``max_tokens`` as an int >= 1, else :class:`~litm.errors.InvalidOptionError` (a ``ValueError``)."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+        raise InvalidOptionError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
     return max_tokens
+
+
+def _check_sampling(stop: Sequence[str] | str | None, temperature: float, seed: int) -> tuple[str, ...]:
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not math.isfinite(temperature):
+        raise InvalidOptionError(f"temperature must be a number >= 0, got {temperature!r}")
+    if temperature < 0:
+        raise InvalidOptionError(f"temperature must be a number >= 0, got {temperature!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InvalidOptionError(f"seed must be an integer, got {seed!r}")
+    stops = [stop] if isinstance(stop, str) else list(stop or [])
+    for s in stops:
+        if not isinstance(s, str):
+            raise InvalidOptionError(f"stop sequences must be strings, got {s!r}")
+    return tuple(s for s in stops if s)
 
 
 class Model(ABC):
     """A language model behind one spec string (``local``, ``openai:gpt-4o-mini``, ...).
 
-    Subclasses implement :meth:`complete`, :attr:`context_window` and :attr:`tokenizer`. Generation is
-    greedy by default (``temperature=0``) so that measurements repeat. ``remote`` backends may be called
-    from several threads at once; :func:`complete_many` runs up to ``concurrency`` requests in parallel
-    for them and one at a time for in-process models.
+    :meth:`complete` validates its arguments, renders the prompt in the model's native form
+    (:meth:`render`) and hands one :class:`GenerationRequest` to the backend's :meth:`_generate`.
+    Subclasses implement :meth:`_generate`, :attr:`context_window` and :attr:`tokenizer`, and override
+    :meth:`_render_prompt` / :meth:`_native` where their native form differs. Generation is greedy by
+    default (``temperature=0``) so that measurements repeat (see :attr:`Completion.sampled`). ``remote``
+    backends may be called from several threads at once; :func:`complete_many` runs up to
+    ``concurrency`` requests in parallel for them and one at a time for in-process models.
 
     >>> from litm.models import load_model
     >>> with load_model("openai:gpt-4o-mini") as m:      # no request is sent until complete()
@@ -99,6 +153,18 @@ class Model(ABC):
     #: How many requests :func:`complete_many` runs at once by default.
     concurrency: int = 1
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Backends written for 0.1 override complete() itself; they keep working for one release.
+        if "complete" in cls.__dict__ and "_generate" not in cls.__dict__:
+            warnings.warn(
+                f"{cls.__name__} overrides Model.complete; implement _generate(request) instead "
+                "(Model.complete validates and renders the prompt once for every backend)",
+                DeprecationWarning,
+                stacklevel=3,  # past ABCMeta.__new__, at the class statement
+            )
+            cls._generate = _generate_through_complete  # type: ignore[method-assign]
+
     @property
     @abstractmethod
     def context_window(self) -> int:
@@ -114,24 +180,57 @@ class Model(ABC):
         """Whether chat messages are accepted (False for a base model without a chat template)."""
         return True
 
-    @abstractmethod
     def complete(
         self,
-        prompt: PromptInput,
+        prompt: PromptLike,
         *,
         max_tokens: int = 64,
         stop: Sequence[str] | None = None,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion:
-        """Answer ``prompt`` (a completion string or chat messages) with at most ``max_tokens`` tokens."""
+        """Answer ``prompt`` (a completion string, chat messages or a built :class:`litm.Prompt`) with at
+        most ``max_tokens`` tokens; greedy when ``temperature`` is 0.
 
-    def count_tokens(self, prompt: PromptInput) -> int:
-        """Tokens ``prompt`` occupies in this model's context, chat-format overhead included."""
-        checked = check_prompt(prompt)
-        if isinstance(checked, str):
-            return self.tokenizer.count(checked)
-        return self.tokenizer.count_messages(checked)
+        Raises :class:`~litm.errors.InvalidOptionError` for a bad ``max_tokens``, ``stop``,
+        ``temperature`` or ``seed`` and :class:`~litm.errors.PromptError` for a prompt this model cannot take.
+        """
+        limit = check_max_tokens(max_tokens)
+        stops = _check_sampling(stop, temperature, seed)
+        request = GenerationRequest(self.render(prompt), limit, stops, float(temperature), seed)
+        return self._generate(request)
+
+    @abstractmethod
+    def _generate(self, request: GenerationRequest) -> Completion:
+        """Run one validated request (the backend's part of :meth:`complete`)."""
+
+    def render(self, prompt: PromptLike) -> NativePrompt:
+        """``prompt`` in this model's native form: what :meth:`complete` sends and :meth:`count_tokens` counts.
+
+        A built :class:`litm.Prompt` goes through :meth:`_render_prompt` (its text for a base model, its
+        messages for a chat model); a string or messages are validated and passed to :meth:`_native`.
+        """
+        if isinstance(prompt, Prompt):
+            return self._native(self._render_prompt(prompt))
+        return self._native(check_prompt(prompt))
+
+    def _render_prompt(self, prompt: Prompt) -> NativePrompt:
+        """A built prompt for this model: OpenAI-style messages for a chat model, else the plain text."""
+        if not self.supports_chat:
+            return prompt.text
+        return check_messages(_as_messages(prompt.messages("openai")))
+
+    def _native(self, prompt: NativePrompt) -> NativePrompt:
+        """A validated string or message list in the form this backend sends (identity by default)."""
+        return prompt
+
+    def count_tokens(self, prompt: PromptLike) -> int:
+        """Tokens ``prompt`` occupies in this model's context as :meth:`complete` would send it, chat-format
+        overhead included."""
+        native = self.render(prompt)
+        if isinstance(native, str):
+            return self.tokenizer.count(native)
+        return self.tokenizer.count_messages(native)
 
     def close(self) -> None:  # noqa: B027 - an optional hook: most backends hold nothing to release
         """Release clients or loaded weights; the model reloads them if used again."""
@@ -148,9 +247,23 @@ class Model(ABC):
         return f"{type(self).__name__}(spec={self.spec!r})"
 
 
+def _as_messages(rendered: object) -> list[dict[str, str]]:
+    if not isinstance(rendered, list):
+        raise PromptError(f"a prompt's chat messages must be a list, got {type(rendered).__name__}")
+    return rendered
+
+
+def _generate_through_complete(self: Model, request: GenerationRequest) -> Completion:
+    # The 0.1 protocol: the subclass's own complete() does everything; reached only through direct calls.
+    return type(self).complete(
+        self, request.prompt, max_tokens=request.max_tokens, stop=list(request.stop),
+        temperature=request.temperature, seed=request.seed,
+    )  # fmt: skip
+
+
 def complete_many(
     model: Model,
-    prompts: Sequence[PromptInput],
+    prompts: Sequence[PromptLike],
     *,
     concurrency: int | None = None,
     on_result: Callable[[int, Completion], None] | None = None,
@@ -168,8 +281,8 @@ def complete_many(
     >>> answers = complete_many(load_model("local"), ["Q: 2+2?\\nA:", "Q: 3+3?\\nA:"], max_tokens=4)  # doctest: +SKIP
     """
     limit = model.concurrency if concurrency is None else concurrency
-    if limit < 1:
-        raise ValueError(f"concurrency must be >= 1, got {limit}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidOptionError(f"concurrency must be an integer >= 1, got {limit!r}")
     results: list[Completion | None] = [None] * len(prompts)
 
     def collect(i: int, done: Completion) -> None:
@@ -229,8 +342,6 @@ class Timer:
 def __getattr__(name: str) -> Any:
     # ``Prompt`` was renamed ``PromptInput`` (it clashed with the built prompt, ``litm.Prompt``).
     if name == "Prompt":
-        import warnings
-
         warnings.warn(
             "litm.models.base.Prompt is now PromptInput (litm.Prompt is the built prompt)",
             DeprecationWarning,

@@ -9,6 +9,11 @@
   goes to ``/completions`` unchanged, so a base model sees exactly the text; messages go to
   ``/chat/completions`` and the server applies its model's chat template.
 
+Reasoning models (the o-series, GPT-5 except its ``-chat`` variants) reject ``temperature``, ``stop`` and
+``seed``: litm does not send them, cuts the answer at the first stop sequence itself, and marks the
+completion ``sampled`` (these models always sample). Every OpenAI request sets ``max_completion_tokens``
+(for a reasoning model it also pays for the hidden reasoning); servers get ``max_tokens``.
+
 Timeouts and retries are the SDK's: ``max_retries`` retries with exponential backoff (0.5 s doubling, up to
 8 s, honouring ``Retry-After``) on connection errors, 408, 409, 429 and 5xx. Token usage is read from each
 response. Failures become typed errors: a server that is down is a :class:`~litm.errors.ModelError`
@@ -22,16 +27,17 @@ naming the URL, an over-long prompt a :class:`~litm.errors.ContextWindowExceeded
 from __future__ import annotations
 
 import os
-import threading
+import re
 import time
-from collections.abc import Sequence
 from typing import Any, Literal
 
-from litm.errors import ContextWindowExceededError, MissingDependencyError, ModelError
-from litm.models.base import Completion, Model, PromptInput, check_max_tokens, check_prompt
-from litm.models.sdk import call_sdk
+from litm.errors import ContextWindowExceededError, InvalidOptionError, MissingDependencyError, ModelError
+from litm.models.base import Completion, GenerationRequest, NativePrompt
+from litm.models.sdk import SdkModel
 from litm.models.tokenizers.base import Tokenizer
-from litm.models.tokenizers.bpe import TiktokenTokenizer, openai_tokenizer
+from litm.models.tokenizers.bpe import openai_tokenizer
+from litm.models.tokenizers.estimate import ANY_MODEL_MARGIN, EstimateTokenizer
+from litm.prompt.prompt import Prompt
 
 #: Environment variable holding the key for ``openai-compatible:`` servers.
 COMPATIBLE_KEY_ENV = "LITM_COMPATIBLE_API_KEY"
@@ -53,6 +59,20 @@ OPENAI_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
+_REASONING = re.compile(r"^(o[1-9](-|$)|gpt-5(?!(\.\d+)?-chat))")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether an OpenAI model id is a reasoning model, which rejects ``temperature``, ``stop`` and ``seed``.
+
+    >>> is_reasoning_model("o3-mini"), is_reasoning_model("gpt-5"), is_reasoning_model("gpt-5-chat-latest")
+    (True, True, False)
+    >>> is_reasoning_model("gpt-4o")
+    False
+    """
+    return bool(_REASONING.match(model.strip().lower()))
+
+
 def _import_openai() -> Any:
     try:
         import openai
@@ -61,7 +81,7 @@ def _import_openai() -> Any:
     return openai
 
 
-class OpenAIModel(Model):
+class OpenAIModel(SdkModel):
     """A model behind the OpenAI API or an OpenAI-compatible server (see the module docstring).
 
     Options: ``timeout`` (seconds per request), ``max_retries``, ``concurrency`` (parallel requests in
@@ -72,8 +92,6 @@ class OpenAIModel(Model):
     ``string_prompts`` (``"completions"`` or ``"chat"``), ``http_client`` (an ``httpx`` client for proxies
     or tests).
     """
-
-    remote = True
 
     def __init__(
         self,
@@ -92,24 +110,28 @@ class OpenAIModel(Model):
         http_client: Any = None,
     ) -> None:
         if compatible and not base_url:
-            raise ValueError("an OpenAI-compatible model needs base_url")
-        if concurrency < 1 or max_retries < 0 or timeout <= 0:
-            raise ValueError("need concurrency >= 1, max_retries >= 0 and timeout > 0")
-        self.name = model
+            raise InvalidOptionError(f"an OpenAI-compatible model needs base_url, got {base_url!r}")
+        if string_prompts not in (None, "completions", "chat"):
+            raise InvalidOptionError(f"string_prompts must be 'completions' or 'chat', got {string_prompts!r}")
+        url = base_url.rstrip("/") if base_url else None
+        super().__init__(
+            model,
+            spec=spec or (f"openai-compatible:{url}@{model}" if compatible else f"openai:{model}"),
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            context_window=context_window,
+            http_client=http_client,
+        )
         self.compatible = compatible
-        self.base_url = base_url.rstrip("/") if base_url else None
-        self.spec = spec or (f"openai-compatible:{self.base_url}@{model}" if compatible else f"openai:{model}")
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.concurrency = concurrency
+        self.base_url = url
+        self.key_env = COMPATIBLE_KEY_ENV if compatible else "OPENAI_API_KEY"
         self.string_prompts = string_prompts or ("completions" if compatible else "chat")
-        self._api_key = api_key
-        self._context_window = context_window
         self._tokenizer_option = tokenizer
         self._tokenizer: Tokenizer | None = None
-        self._http_client = http_client
-        self._client_obj: Any = None
-        self._lock = threading.Lock()
+        #: True for a reasoning model (see :func:`is_reasoning_model`); never for a compatible server.
+        self.reasoning = not compatible and is_reasoning_model(model)
 
     # -- client ------------------------------------------------------------------------------------
     @property
@@ -117,39 +139,25 @@ class OpenAIModel(Model):
         """The endpoint requests go to, for error messages."""
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
 
-    def _client(self) -> Any:
-        with self._lock:
-            if self._client_obj is None:
-                openai = _import_openai()
-                key: str | None
-                if self.compatible:
-                    # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
-                    # placeholder (local servers ignore the key, but the SDK requires one).
-                    key = self._api_key or os.environ.get(COMPATIBLE_KEY_ENV) or "sk-no-key"
-                else:
-                    key = self._api_key or os.environ.get("OPENAI_API_KEY")
-                if not key:
-                    raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
-                self._client_obj = openai.OpenAI(
-                    api_key=key,
-                    base_url=self.base_url,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    http_client=self._http_client,
-                )
-            return self._client_obj
+    def _sdk(self) -> Any:
+        return _import_openai()
 
-    def close(self) -> None:
-        with self._lock:
-            if self._client_obj is not None:
-                self._client_obj.close()
-                self._client_obj = None
-
-    def _call(self, fn: Any, **kwargs: Any) -> Any:
-        """Run one SDK call and turn its exceptions into litm's typed errors."""
-        key_env = COMPATIBLE_KEY_ENV if self.compatible else "OPENAI_API_KEY"
-        return call_sdk(
-            _import_openai(), fn, kwargs, where=self.where, spec=self.spec, timeout=self.timeout, key_env=key_env
+    def _make_client(self, sdk: Any) -> Any:
+        key: str | None
+        if self.compatible:
+            # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
+            # placeholder (local servers ignore the key, but the SDK requires one).
+            key = self._api_key or os.environ.get(COMPATIBLE_KEY_ENV) or "sk-no-key"
+        else:
+            key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
+        return sdk.OpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=self._http_client,
         )
 
     # -- facts -------------------------------------------------------------------------------------
@@ -160,18 +168,24 @@ class OpenAIModel(Model):
             if option is not None:
                 self._tokenizer = option
             elif self.compatible:
-                self._tokenizer = TiktokenTokenizer(
-                    "cl100k_base", exact=False, note="the served model's tokenizer is unknown; pass tokenizer="
-                )
+                # The served model may have a small vocabulary: the wider margin (docs/results/bench-estimate).
+                estimate = EstimateTokenizer(label="estimate", margin=ANY_MODEL_MARGIN)
+                estimate.note = f"the tokenizer of {self.spec} is unknown (pass tokenizer=): counts are estimated"
+                self._tokenizer = estimate
             else:
                 self._tokenizer = openai_tokenizer(self.name)
         return self._tokenizer
 
-    def count_tokens(self, prompt: PromptInput) -> int:
-        checked = check_prompt(prompt)
-        if isinstance(checked, str) and self.string_prompts == "chat":
-            return self.tokenizer.count_messages([{"role": "user", "content": checked}])
-        return super().count_tokens(checked)
+    def _render_prompt(self, prompt: Prompt) -> NativePrompt:
+        if self.string_prompts == "completions":
+            return prompt.text  # a server's /completions: the model sees exactly the plain text
+        return super()._render_prompt(prompt)
+
+    def _native(self, prompt: NativePrompt) -> NativePrompt:
+        # A chat API takes messages only: a string is one user message, and is counted as one.
+        if isinstance(prompt, str) and self.string_prompts == "chat":
+            return [{"role": "user", "content": prompt}]
+        return prompt
 
     @property
     def context_window(self) -> int:
@@ -197,68 +211,56 @@ class OpenAIModel(Model):
         raise ModelError(f"{self.where} does not report the context window of {self.name}: pass context_window=N")
 
     # -- generation --------------------------------------------------------------------------------
-    def complete(
-        self,
-        prompt: PromptInput,
-        *,
-        max_tokens: int = 64,
-        stop: Sequence[str] | None = None,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Completion:
+    def _generate(self, request: GenerationRequest) -> Completion:
         """Send one request; greedy by default. Usage comes from the response's ``usage`` block."""
-        check_max_tokens(max_tokens)
-        checked = check_prompt(prompt)
-        self._precheck(checked, max_tokens)
+        self._precheck(request.prompt, request.max_tokens)
         client = self._client()
-        stops = [s for s in (stop or []) if s] or None
+        # Reasoning models answer 400 to temperature, stop and seed: they always sample.
+        sampling: dict[str, Any] = {}
+        if not self.reasoning:
+            sampling = {"temperature": request.temperature, "seed": request.seed}
+            if request.stop:
+                sampling["stop"] = list(request.stop)
         start = time.perf_counter()
-        if isinstance(checked, str) and self.string_prompts == "completions":
+        if isinstance(request.prompt, str):
             resp = self._call(
-                client.completions.create,
-                model=self.name,
-                prompt=checked,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                stop=stops,
-                seed=seed,
-            )
+                client.completions.create, model=self.name, prompt=request.prompt, max_tokens=request.max_tokens,
+                **sampling,
+            )  # fmt: skip
             choice = resp.choices[0]
             text = choice.text or ""
         else:
-            messages = [{"role": "user", "content": checked}] if isinstance(checked, str) else checked
             # OpenAI's own API replaced max_tokens with max_completion_tokens; servers know max_tokens.
-            limit = {"max_tokens" if self.compatible else "max_completion_tokens": max_tokens}
+            limit = {"max_tokens" if self.compatible else "max_completion_tokens": request.max_tokens}
             resp = self._call(
-                client.chat.completions.create,
-                model=self.name,
-                messages=messages,
-                temperature=temperature,
-                stop=stops,
-                seed=seed,
-                **limit,
+                client.chat.completions.create, model=self.name, messages=request.prompt, **sampling, **limit
             )
             choice = resp.choices[0]
             text = (choice.message.content if choice.message is not None else None) or ""
         latency = time.perf_counter() - start
+        finish = str(choice.finish_reason or "stop")
+        if self.reasoning and request.stop:
+            text, finish = _cut_at_stop(text, request.stop, finish)
         usage = getattr(resp, "usage", None)
         if usage is not None:
+            # prompt_tokens already includes the cached tokens (OpenAI reports them inside it).
             input_tokens, output_tokens = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
             details = getattr(usage, "prompt_tokens_details", None)
             cached = int(getattr(details, "cached_tokens", 0) or 0)
         else:  # a few servers omit usage: count with our tokenizer instead of reporting zero
-            input_tokens, output_tokens, cached = self.count_tokens(checked), self.tokenizer.count(text), 0
+            input_tokens, output_tokens, cached = self.count_tokens(request.prompt), self.tokenizer.count(text), 0
         return Completion(
             text=text,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             latency_s=latency,
-            finish_reason=str(choice.finish_reason or "stop"),
+            finish_reason=finish,
             model=str(getattr(resp, "model", None) or self.name),
             cached_tokens=cached,
+            sampled=self.reasoning or not request.greedy,
         )
 
-    def _precheck(self, prompt: str | list[dict[str, str]], max_tokens: int) -> None:
+    def _precheck(self, prompt: NativePrompt, max_tokens: int) -> None:
         """Refuse an over-long prompt before sending it, when both the window and the count are exact."""
         if self._context_window is None or not self.tokenizer.exact:
             return
@@ -268,3 +270,10 @@ class OpenAIModel(Model):
                 f"prompt of {used} tokens plus max_tokens={max_tokens} exceeds the "
                 f"{self._context_window}-token context window of {self.spec}"
             )
+
+
+def _cut_at_stop(text: str, stops: tuple[str, ...], finish: str) -> tuple[str, str]:
+    """The answer up to the first stop sequence, as the API would have cut it (for models that take none)."""
+    cuts = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return (text[: min(cuts)], "stop") if cuts else (text, finish)
+

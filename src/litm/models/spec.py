@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from litm.errors import AlreadyRegisteredError, UnknownModelSpecError
+from litm.errors import AlreadyRegisteredError, UnknownModelSpecError, UnsupportedTypeError
 from litm.models.anthropic_backend import AnthropicModel
 from litm.models.base import Model
 from litm.models.embedded import DEFAULT_ALIAS, EMBEDDED, resolve_alias
@@ -169,7 +169,9 @@ def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model
     """
     if isinstance(spec, Model):
         if options:
-            raise TypeError("options apply only when loading a model from a spec string")
+            raise UnsupportedTypeError(
+                f"options {', '.join(sorted(options))} apply only when loading a model from a spec string"
+            )
         return spec
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
     with _LOCK:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from litm.models.base import Completion, Model, PromptInput, check_prompt
+from litm.models.base import Completion, GenerationRequest, Model
 from litm.prompt.messages import Message
 
 __all__ = ["DeadZoneModel", "WordTokenizer"]
@@ -92,20 +92,12 @@ class DeadZoneModel(Model):
         pos = at / max(len(prompt), 1)
         return self.dead_zone[0] <= pos <= self.dead_zone[1]
 
-    def complete(
-        self,
-        prompt: PromptInput,
-        *,
-        max_tokens: int = 64,
-        stop: Sequence[str] | None = None,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Completion:
+    def _generate(self, request: GenerationRequest) -> Completion:
         with self._lock:
             self.calls += 1
             if self.fail_after is not None and self.calls > self.fail_after:
                 raise RuntimeError(f"scripted failure after {self.fail_after} calls")
-        text = check_prompt(prompt)
+        text = request.prompt
         if not isinstance(text, str):
             text = "\n".join(m["content"] for m in text)
         out = self._answer(text)

@@ -6,8 +6,13 @@ lists every token a document must not be able to forge: the tokenizer's control 
 from a GGUF), the BOS/EOS strings, and every token-shaped literal in the template's own text
 (``<|im_start|>``, ``<start_of_turn>``, ``[INST]``, ...). The prompt builder escapes all of them.
 
-Templates run in Jinja's immutable sandbox with the helpers Hugging Face templates expect
-(``raise_exception``, ``strftime_now``); message contents are data, never template code.
+Templates run in Jinja's immutable sandbox with what Hugging Face templates expect, as Transformers and
+llama.cpp's Python bindings set it up: ``raise_exception``, ``strftime_now``, the ``loopcontrols``
+extension (``break``/``continue``), a pass-through ``{% generation %}`` tag, a ``tojson`` filter that
+keeps non-ASCII text, and ``tools``/``functions`` variables (``None`` unless given). Message contents are
+data, never template code. Local models render their chat through this class, so a prompt is rendered
+the same way whether it is counted, escaped or sent (``tests/test_models_local.py`` checks it against
+llama.cpp's own formatter).
 
 Example:
     >>> t = ChatTemplate("{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n"
@@ -20,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +82,44 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    # Jinja's own tojson escapes HTML characters and non-ASCII text; chat templates expect plain JSON.
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _environment() -> Any:
+    """The sandboxed Jinja environment chat templates are rendered in (see the module docstring)."""
+    try:
+        import jinja2.ext
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError:  # pragma: no cover - jinja2 ships with the dev and server extras
+        raise MissingDependencyError("rendering a chat template needs jinja2: pip install jinja2") from None
+
+    class GenerationTag(jinja2.ext.Extension):
+        """Hugging Face's ``{% generation %}...{% endgeneration %}`` marks training targets: render its body."""
+
+        tags = {"generation"}  # noqa: RUF012 - jinja2's Extension API reads a class attribute
+
+        def parse(self, parser: Any) -> Any:
+            parser.stream.skip(1)
+            return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+    # trim_blocks / lstrip_blocks match how Hugging Face and llama.cpp render these templates.
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
 @dataclass(frozen=True)
 class ChatTemplate:
     """A Jinja chat template plus the token strings it is rendered with.
@@ -97,15 +141,9 @@ class ChatTemplate:
 
     @cached_property
     def _compiled(self) -> Any:
-        try:
-            from jinja2 import TemplateError
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
-        except ImportError:  # pragma: no cover - jinja2 ships with the dev and server extras
-            raise MissingDependencyError("rendering a chat template needs jinja2: pip install jinja2") from None
-        # trim_blocks / lstrip_blocks match how Hugging Face and llama.cpp render these templates.
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = _raise_exception
-        env.globals["strftime_now"] = _strftime_now
+        env = _environment()
+        from jinja2 import TemplateError
+
         try:
             return env.from_string(self.source)
         except TemplateError as exc:
@@ -126,9 +164,15 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
         **variables: Any,
     ) -> str:
-        """Render ``messages`` (``[{"role": ..., "content": ...}]``) to the model's prompt string."""
+        """Render ``messages`` (``[{"role": ..., "content": ...}]``) to the model's prompt string.
+
+        ``variables`` reach the template too (``tools=[...]``, ``documents=...``); a template's own
+        ``raise_exception`` becomes a :class:`~litm.errors.PromptError`.
+        """
         from jinja2 import TemplateError
 
+        context: dict[str, Any] = {"tools": None, "tool_choice": None, "functions": None, "function_call": None}
+        context.update(variables)
         try:
             return str(
                 self._compiled.render(
@@ -136,7 +180,7 @@ class ChatTemplate:
                     add_generation_prompt=add_generation_prompt,
                     bos_token=self.bos_token,
                     eos_token=self.eos_token,
-                    **variables,
+                    **context,
                 )
             )
         except TemplateError as exc:
@@ -161,9 +205,25 @@ class ChatTemplate:
             llm = llama_cpp.Llama(model_path=str(p), vocab_only=True, verbose=False)
         except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for unreadable files
             raise PromptError(f"cannot read GGUF {p}: {exc}") from None
+        try:
+            template = cls.from_llama(llm, name=p.name)
+        finally:
+            llm.close()
+        if template is None:
+            raise PromptError(f"{p.name} has no tokenizer.chat_template; use format 'text' or 'chatml'")
+        return template
+
+    @classmethod
+    def from_llama(cls, llm: Any, *, name: str | None = None) -> ChatTemplate | None:
+        """The chat template of a loaded ``llama_cpp.Llama`` (None for a model without one).
+
+        Reads ``tokenizer.chat_template``, BOS/EOS as text and the tokens the tokenizer parses as special.
+        """
+        import llama_cpp
+
         source = llm.metadata.get("tokenizer.chat_template")
         if not source:
-            raise PromptError(f"{p.name} has no tokenizer.chat_template; use format 'text' or 'chatml'")
+            return None
         model = llm._model
 
         def text_of(token_id: int) -> str:
@@ -183,5 +243,5 @@ class ChatTemplate:
             bos_token=text_of(int(model.token_bos())),
             eos_token=text_of(int(model.token_eos())),
             tokens=tuple(t for t in specials if t),
-            name=p.name,
+            name=name,
         )

@@ -21,6 +21,7 @@ from litm.errors import PromptError
 __all__ = [
     "APIS",
     "MEDIA_PART_TOKENS",
+    "OPENAI_IMAGE_BOUNDS",
     "ROLES",
     "Api",
     "BilledRequest",
@@ -28,6 +29,7 @@ __all__ = [
     "Turn",
     "billed_request",
     "check_messages",
+    "image_token_bound",
     "is_messages",
 ]
 
@@ -47,11 +49,12 @@ def is_messages(prompt: object) -> bool:
     return not isinstance(prompt, str | bytes) and isinstance(prompt, Sequence)
 
 
-def check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+def check_messages(messages: Sequence[Message], roles: Sequence[str] | None = ROLES) -> list[dict[str, str]]:
     """Validate chat messages and return them as plain dicts (``role``, ``content``, optional ``name``).
 
-    Raises :class:`~litm.errors.PromptError` naming the first bad message: not a mapping, an unknown
-    role, or non-string content.
+    Raises :class:`~litm.errors.PromptError` naming the first bad message: not a mapping, a role not in
+    ``roles`` (``None`` accepts any non-empty role, for formats that count the role as text), or
+    non-string content.
 
     >>> check_messages([{"role": "user", "content": "hi"}])
     [{'role': 'user', 'content': 'hi'}]
@@ -63,8 +66,10 @@ def check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
         if not isinstance(msg, Mapping):
             raise PromptError(f"message {i} is a {type(msg).__name__}, not a dict with 'role' and 'content'")
         role, content = msg.get("role"), msg.get("content")
-        if role not in ROLES:
-            raise PromptError(f"message {i} has role {role!r}; expected one of {', '.join(ROLES)}")
+        if roles is None and not (isinstance(role, str) and role):
+            raise PromptError(f"message {i} has role {role!r}; expected a non-empty string")
+        if roles is not None and role not in roles:
+            raise PromptError(f"message {i} has role {role!r}; expected one of {', '.join(roles)}")
         if not isinstance(content, str):
             raise PromptError(f"message {i} content is {type(content).__name__}, not text")
         item = {"role": str(role), "content": content}
@@ -75,19 +80,47 @@ def check_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
     return out
 
 
-
-
 # -- what a provider request bills ----------------------------------------------------------------------
 
 #: The request shapes litm can count: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages.
 Api = Literal["openai-chat", "openai-responses", "anthropic"]
 APIS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic")
 
-#: Tokens assumed for one image, audio clip or file part whose size litm cannot see. An upper bound of what
-#: the providers document for one image at their default detail (OpenAI: 85 + 170 per 512-px tile, at most
-#: 6 tiles after resizing, 1,105; Anthropic: about width x height / 750, at most about 1,600); it is an
-#: estimate, so any request with such a part is counted as approximate.
+#: Tokens assumed for one image whose size litm cannot see, for Anthropic and for OpenAI's tile-priced models:
+#: an upper bound of what the providers document for one image (Anthropic: about width x height / 750 after
+#: resizing to at most about 1.15 megapixels, about 1,600; OpenAI GPT-4o/4.1/5 and o-series: at most
+#: 85 + 170 per 512-px tile with at most 8 tiles, 1,445). Any request with an image is approximate.
 MEDIA_PART_TOKENS = 1_600
+
+#: OpenAI models that bill an image as more tokens than :data:`MEDIA_PART_TOKENS` (model id prefix, bound):
+#: GPT-4o mini prices a 512-px tile at 5,667 tokens plus 2,833 (8 tiles at most); the patch-priced mini and
+#: nano models bill at most 1,536 32-px patches times a multiplier of at most 2.46.
+OPENAI_IMAGE_BOUNDS: tuple[tuple[str, int], ...] = (
+    ("gpt-4o-mini", 2_833 + 5_667 * 8),
+    ("gpt-4.1-mini", 3_779),
+    ("gpt-4.1-nano", 3_779),
+    ("gpt-5-mini", 3_779),
+    ("gpt-5-nano", 3_779),
+    ("o4-mini", 3_779),
+    ("gpt-4", MEDIA_PART_TOKENS),
+    ("gpt-5", MEDIA_PART_TOKENS),
+    ("o1", MEDIA_PART_TOKENS),
+    ("o3", MEDIA_PART_TOKENS),
+)
+
+
+def image_token_bound(api: str, model: str | None) -> int:
+    """Tokens one image may cost at most for ``model`` (fail-closed: the largest bound for an unknown model).
+
+    >>> image_token_bound("anthropic", "claude-haiku-4-5"), image_token_bound("openai-chat", "gpt-4o-mini")
+    (1600, 48169)
+    """
+    if api == "anthropic":
+        return MEDIA_PART_TOKENS
+    for prefix, bound in OPENAI_IMAGE_BOUNDS:
+        if model and model.startswith(prefix):
+            return bound
+    return max(bound for _, bound in OPENAI_IMAGE_BOUNDS)
 
 
 @dataclass(frozen=True)
@@ -105,15 +138,21 @@ class BilledRequest:
 
     ``turns`` are the messages in order (system text first, as a ``system`` turn); ``tools`` is the tool
     schemas as JSON text (providers render them into the prompt in a way they do not publish);
-    ``media_parts`` counts images, audio and files (see :data:`MEDIA_PART_TOKENS`). ``approximate``
-    names every reason a tokenizer cannot reproduce the provider's own count (tool calls and schemas,
-    media, reasoning items); empty means the request is plain chat text.
+    ``tool_calls`` and ``tool_results`` count the calls and results inside the turns (their text is in
+    the turns; the wrapper tokens around each are not published); ``media_parts`` counts images and
+    ``media_tokens`` is their upper bound (see :func:`image_token_bound`). ``approximate`` names every
+    reason a tokenizer cannot reproduce the provider's own count; empty means plain chat text.
     """
 
     turns: tuple[Turn, ...]
     tools: str | None = None
     media_parts: int = 0
     approximate: tuple[str, ...] = ()
+    tool_calls: int = 0
+    tool_results: int = 0
+    media_tokens: int = 0
+    api: str = "openai-chat"
+    model: str | None = None
 
     @property
     def plain(self) -> bool:
@@ -122,10 +161,14 @@ class BilledRequest:
 
 
 class _Collector:
-    def __init__(self, api: str) -> None:
+    def __init__(self, api: str, model: str | None) -> None:
         self.api = api
+        self.model = model
         self.turns: list[Turn] = []
         self.media = 0
+        self.media_tokens = 0
+        self.calls = 0
+        self.results = 0
         self.reasons: dict[str, None] = {}
         self.tools_text: str | None = None
 
@@ -134,6 +177,15 @@ class _Collector:
 
     def add(self, role: str, parts: list[str], name: object = None) -> None:
         self.turns.append(Turn(role, "\n".join(p for p in parts if p), None if name is None else str(name)))
+
+    def call(self, name: object, arguments: object) -> list[str]:
+        self.calls += 1
+        self.note("tool calls are counted as their name and JSON arguments")
+        return [str(name or ""), _json(arguments)]
+
+    def result(self) -> None:
+        self.results += 1
+        self.note("tool results are counted as their text")
 
     def blocks(self, content: object, where: str) -> list[str]:
         """The billed text of a message content: a string, None, or a list of typed blocks / parts."""
@@ -156,15 +208,31 @@ class _Collector:
         kind = block.get("type")
         if kind in ("text", "input_text", "output_text"):
             return [_text_field(block, "text", where)]
-        if kind in ("image", "image_url", "input_image", "input_audio", "input_file", "file", "document", "audio"):
+        if kind in ("image", "image_url", "input_image"):
+            bound = image_token_bound(self.api, self.model)
             self.media += 1
-            self.note(f"{kind} parts are counted as {MEDIA_PART_TOKENS} tokens each (an upper-bound estimate)")
-            return [_text_field(block, "text", where)] if isinstance(block.get("text"), str) else []
+            self.media_tokens += bound
+            self.note(f"images are counted as {bound} tokens each (an upper bound for {self.model or 'any model'})")
+            return []
+        if kind == "document" and isinstance(block.get("source"), Mapping) and block["source"].get("type") in (
+            "text",
+            "content",
+        ):
+            source = block["source"]
+            self.note("text documents are counted as their text")
+            if source.get("type") == "text":
+                return [_text_field(source, "data", where)]
+            return self.blocks(source.get("content"), where)
+        if kind in ("input_audio", "input_file", "file", "document", "audio"):
+            # A PDF or an audio clip costs what its pages or seconds cost; litm cannot see either.
+            raise PromptError(
+                f"{where} is a {kind!r} part whose token cost litm cannot bound; count the request with the "
+                "provider's endpoint (Anthropic: count_with_api) or send the part's text instead"
+            )
         if kind == "tool_use":
-            self.note("tool calls are counted as their name and JSON arguments")
-            return [str(block.get("name", "")), _json(block.get("input", {}))]
+            return self.call(block.get("name"), block.get("input", {}))
         if kind == "tool_result":
-            self.note("tool results are counted as their text")
+            self.result()
             return self.blocks(block.get("content"), where)
         if kind in ("thinking", "redacted_thinking"):
             self.note("thinking blocks are counted as their text")
@@ -213,11 +281,10 @@ def _openai_chat(request: Mapping[str, Any], c: _Collector) -> None:
         if msg.get("function_call"):
             calls = [*calls, {"function": msg["function_call"]}]
         for call in calls:
-            c.note("tool calls are counted as their name and JSON arguments")
             fn = call.get("function", {}) if isinstance(call, Mapping) else {}
-            parts += [str(fn.get("name", "")), _json(fn.get("arguments", ""))]
+            parts += c.call(fn.get("name"), fn.get("arguments", ""))
         if role in ("tool", "function"):
-            c.note("tool results are counted as their text")
+            c.result()
         c.add(str(role), parts, msg.get("name"))
     functions = request.get("functions")
     if functions:
@@ -252,10 +319,9 @@ def _openai_responses(request: Mapping[str, Any], c: _Collector) -> None:
             if kind == "message" or "role" in item:
                 c.add(str(item.get("role", "user")), c.blocks(item.get("content"), where))
             elif kind == "function_call":
-                c.note("tool calls are counted as their name and JSON arguments")
-                c.add("assistant", [str(item.get("name", "")), _json(item.get("arguments", ""))])
+                c.add("assistant", c.call(item.get("name"), item.get("arguments", "")))
             elif kind == "function_call_output":
-                c.note("tool results are counted as their text")
+                c.result()
                 c.add("tool", [_json(item.get("output", ""))])
             elif kind == "reasoning":
                 c.note("reasoning items are counted as their summary text")
@@ -310,6 +376,17 @@ def billed_request(request: Mapping[str, Any], api: str) -> BilledRequest:
     readers = {"openai-chat": _openai_chat, "openai-responses": _openai_responses, "anthropic": _anthropic}
     if api not in readers:
         raise PromptError(f"unknown request shape {api!r}; choose from {', '.join(APIS)}")
-    c = _Collector(api)
+    model = request.get("model")
+    c = _Collector(api, model if isinstance(model, str) else None)
     readers[api](request, c)
-    return BilledRequest(tuple(c.turns), c.tools_text, c.media, tuple(c.reasons))
+    return BilledRequest(
+        tuple(c.turns),
+        c.tools_text,
+        c.media,
+        tuple(c.reasons),
+        tool_calls=c.calls,
+        tool_results=c.results,
+        media_tokens=c.media_tokens,
+        api=api,
+        model=c.model,
+    )

