@@ -9,13 +9,15 @@ Example:
     0.9
     >>> to_doc("plain text", index=2).id
     'doc-3'
+    >>> to_doc(("a (text, score) pair, as vector stores return", 0.12)).score
+    0.12
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from litm.errors import InvalidDocumentError, InvalidScoreError
@@ -33,7 +35,16 @@ class Doc:
     """One retrieved document: its text plus what a prompt anchor or a ranking needs.
 
     ``score`` is ``None`` when the retriever gave none. ``metadata`` holds every other field the
-    source object carried, so nothing the user passed is lost.
+    source object carried, so nothing the user passed is lost. Every field is checked on construction:
+    a wrong type raises :class:`~litm.errors.InvalidDocumentError` naming the field (``error.field``),
+    and a score that is not a finite number raises :class:`~litm.errors.InvalidScoreError`. A ``Doc`` is
+    a value: equal fields compare equal, and it hashes by everything but ``metadata`` (a dict).
+
+    Example:
+        >>> Doc(text="Paris is in France.", id=None)
+        Traceback (most recent call last):
+        ...
+        litm.errors.InvalidDocumentError: document: id must be str, got NoneType
     """
 
     text: str
@@ -41,13 +52,23 @@ class Doc:
     score: float | None = None
     title: str | None = None
     source: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.text, str):
-            raise InvalidDocumentError(f"document {self.id!r}: text must be str, got {type(self.text).__name__}")
+        if not isinstance(self.id, str):
+            raise InvalidDocumentError(f"document: id must be str, got {type(self.id).__name__}", field="id")
+        label = f"document {self.id!r}"
+        for name in ("text", "title", "source"):
+            value = getattr(self, name)
+            if not isinstance(value, str) and (name == "text" or value is not None):
+                kind = "str" if name == "text" else "str or None"
+                raise InvalidDocumentError(f"{label}: {name} must be {kind}, got {type(value).__name__}", field=name)
+        if not isinstance(self.metadata, Mapping):
+            raise InvalidDocumentError(
+                f"{label}: metadata must be a mapping, got {type(self.metadata).__name__}", field="metadata"
+            )
         if self.score is not None:
-            object.__setattr__(self, "score", check_score(self.score, label=f"document {self.id!r}"))
+            object.__setattr__(self, "score", check_score(self.score, label=label))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with the fields that are set."""
@@ -81,9 +102,7 @@ def _label(index: int | None) -> str:
 
 def _text(value: object, *, label: str, index: int | None) -> str:
     if not isinstance(value, str):
-        raise InvalidDocumentError(
-            f"{label}: text must be str, got {type(value).__name__}", index=index
-        )
+        raise InvalidDocumentError(f"{label}: text must be str, got {type(value).__name__}", index=index, field="text")
     return value
 
 
@@ -136,11 +155,36 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
 
     Accepts a ``Doc``; a ``str``; a mapping with ``text``/``content``/``page_content`` and optional
     ``id``, ``score``, ``title``, ``source``, ``metadata``; a LangChain ``Document``
-    (``page_content`` + ``metadata``); a LlamaIndex ``NodeWithScore`` (``node`` + ``score``); or a
-    Haystack ``Document`` (``content``, ``id``, ``score``, ``meta``). ``index`` is the item's
-    position in the caller's list, used for default ids (``doc-1``, ``doc-2``, ...) and for error
-    messages. Raises :class:`~litm.errors.InvalidDocumentError` for anything else.
+    (``page_content`` + ``metadata``); a LlamaIndex ``NodeWithScore`` (``node`` + ``score``) or bare
+    ``TextNode``; a Haystack ``Document`` (``content``, ``id``, ``score``, ``meta``); or a
+    ``(document, score)`` pair of any of those, which is what LangChain's
+    ``similarity_search_with_score()`` returns (a two-element list, as JSON writes a pair, is read the
+    same way). The pair's score replaces one the document carries. Most
+    vector stores return a *distance* there (lower is closer): rank such pairs with
+    ``rank_by="score", higher_is_better=False``.
+
+    ``index`` is the item's position in the caller's list, used for default ids (``doc-1``, ``doc-2``,
+    ...) and for error messages. Raises :class:`~litm.errors.InvalidDocumentError` for anything else.
     """
+    if isinstance(item, (tuple, list)):
+        return _from_pair(item, index)
+    return _read(item, index)
+
+
+def _from_pair(pair: tuple[Any, ...] | list[Any], index: int | None) -> Doc:
+    label = _label(index)
+    if len(pair) != 2 or isinstance(pair[0], (tuple, list)):
+        raise InvalidDocumentError(
+            f"{label}: a {type(pair).__name__} must be a (document, score) pair, got {len(pair)} element(s)",
+            index=index,
+        )
+    doc = _read(pair[0], index)
+    raw = pair[1]
+    score = None if raw is None else check_score(raw, label=f"{label} (the pair's score)", index=index)
+    return replace(doc, score=score) if score != doc.score else doc
+
+
+def _read(item: object, index: int | None) -> Doc:
     label = _label(index)
     if item is None:
         raise InvalidDocumentError(f"{label} is None; expected a document", index=index)
@@ -165,20 +209,13 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
         )
     # LlamaIndex NodeWithScore: the text lives on the wrapped node, the score on the wrapper.
     if hasattr(item, "node") and hasattr(item, "score"):
-        node = item.node
-        getter = getattr(node, "get_content", None)
-        text = getter() if callable(getter) else getattr(node, "text", None)
-        meta = dict(getattr(node, "metadata", None) or {})
-        raw_id = getattr(node, "node_id", None) or getattr(node, "id_", None)
         raw_score = item.score
-        return Doc(
-            text=_text(text, label=label, index=index),
-            id=str(raw_id) if raw_id else _id_from_meta(meta, index),
-            score=None if raw_score is None else check_score(raw_score, label=label, index=index),
-            title=_opt_str(meta.get("title")),
-            source=_opt_str(meta.get("source") or meta.get("file_name")),
-            metadata=meta,
+        return _from_node(
+            item.node, None if raw_score is None else check_score(raw_score, label=label, index=index), index
         )
+    # A bare LlamaIndex node (TextNode, Document): what a node parser or a docstore hands out, unscored.
+    if hasattr(item, "get_content") and hasattr(item, "node_id"):
+        return _from_node(item, None, index)
     # Haystack 2.x Document: content, id, score, meta.
     if hasattr(item, "content") and hasattr(item, "meta"):
         meta = dict(getattr(item, "meta", None) or {})
@@ -194,8 +231,24 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
         )
     raise InvalidDocumentError(
         f"{label}: cannot read a {type(item).__name__} as a document "
-        "(expected str, dict, Doc, or a LangChain/LlamaIndex/Haystack document)",
+        "(expected str, dict, Doc, a (document, score) pair, or a LangChain/LlamaIndex/Haystack document)",
         index=index,
+    )
+
+
+def _from_node(node: Any, score: float | None, index: int | None) -> Doc:
+    label = _label(index)
+    getter = getattr(node, "get_content", None)
+    text = getter() if callable(getter) else getattr(node, "text", None)
+    meta = dict(getattr(node, "metadata", None) or {})
+    raw_id = getattr(node, "node_id", None) or getattr(node, "id_", None)
+    return Doc(
+        text=_text(text, label=label, index=index),
+        id=str(raw_id) if raw_id else _id_from_meta(meta, index),
+        score=score,
+        title=_opt_str(meta.get("title")),
+        source=_opt_str(meta.get("source") or meta.get("file_name")),
+        metadata=meta,
     )
 
 
