@@ -5,12 +5,13 @@ a plan hashes (by everything but the caller's own objects, which may be dicts).
 
 Example:
     >>> from litm.placement import place
-    >>> plan = place([("far", 0.9), ("near", 0.1), ("mid", 0.4), ("farthest", 1.3)],
-    ...              rank_by="score", higher_is_better=False)     # distances: lower is closer
-    >>> [(s.doc.text, s.score, s.relevance) for s in plan.slots]
-    [('mid', 0.4, 0.75), ('farthest', 1.3, 0.0), ('far', 0.9, 0.3333333333333333), ('near', 0.1, 1.0)]
-    >>> plan == place(list(plan.items), rank_by="score", higher_is_better=False) and hash(plan) == hash(plan)
-    True
+    >>> hits = [("far", 0.9), ("near", 0.1), ("mid", 0.4), ("farthest", 1.3)]  # (text, distance) pairs
+    >>> plan = place(hits, rank_by="score", higher_is_better=False)
+    >>> [(s.doc.text, s.score, round(s.relevance, 3)) for s in plan.slots]
+    [('mid', 0.4, 0.75), ('farthest', 1.3, 0.0), ('far', 0.9, 0.333), ('near', 0.1, 1.0)]
+    >>> again = place(list(hits), rank_by="score", higher_is_better=False)
+    >>> plan == again, hash(plan) == hash(again), plan.items[-1]
+    (True, True, ('near', 0.1))
 """
 
 from __future__ import annotations
