@@ -6,6 +6,7 @@ The parity tests run LangChain's ``LongContextReorder`` (langchain-community) an
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import pytest
@@ -204,6 +205,9 @@ def test_plan_is_a_frozen_hashable_value() -> None:
         a.items.append("x")  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         a.items = ()  # type: ignore[misc]
+    # A value survives a round trip through pickle (process pools, caches).
+    again = pickle.loads(pickle.dumps(a))
+    assert again == a and hash(again) == hash(a) and again.slots[0].relevance == a.slots[0].relevance
 
 
 def test_strategy_objects_are_callable() -> None:

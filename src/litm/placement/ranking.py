@@ -40,7 +40,19 @@ from litm.errors import (
 )
 from litm.placement.documents import Doc, to_doc
 
-__all__ = ["Dedup", "Dropped", "RankBy", "Ranked", "Ranking", "check_count", "content_key", "rank", "relevances"]
+__all__ = [
+    "Dedup",
+    "Dropped",
+    "RankBy",
+    "RankIndices",
+    "Ranked",
+    "Ranking",
+    "check_count",
+    "content_key",
+    "rank",
+    "rank_indices",
+    "relevances",
+]
 
 RankBy = Literal["input", "score"]
 Dedup = Literal["id", "content"]
@@ -104,6 +116,36 @@ def rank(
         >>> [x.doc.text for x in r.ranked]
         ['b', 'a']
     """
+    ranks = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
+    ranked = tuple(
+        Ranked(ranks.docs[i], r, i, items[i], ranks.relevance[r - 1]) for r, i in enumerate(ranks.kept, start=1)
+    )
+    return Ranking(ranked=ranked, dropped=ranks.dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class RankIndices:
+    """What :func:`rank` computes, as indices: placement reads these without building a ``Ranked`` per item.
+
+    ``docs`` holds every input item as a :class:`Doc` (by input index), ``kept`` the input indices of the
+    ranked documents, best first, and ``relevance`` the relevance of each kept document, in rank order.
+    """
+
+    docs: list[Doc]
+    kept: list[int]
+    relevance: list[float | None]
+    dropped: tuple[Dropped, ...]
+
+
+def rank_indices(
+    items: list[Any] | tuple[Any, ...],
+    *,
+    rank_by: RankBy = "input",
+    higher_is_better: bool = True,
+    dedup: Dedup | None = None,
+    top_k: int | None = None,
+) -> RankIndices:
+    """:func:`rank`, with the same rules and errors, returning indices (see :class:`RankIndices`)."""
     if rank_by not in ("input", "score"):
         raise InvalidOptionError(f"rank_by must be 'input' or 'score', got {rank_by!r}")
     if dedup not in (None, "id", "content"):
@@ -148,8 +190,7 @@ def rank(
         kept = kept[:top_k]
 
     rel = relevances([docs[i].score for i in kept], higher_is_better=higher_is_better)
-    ranked = tuple(Ranked(docs[i], r, i, items[i], rel[r - 1]) for r, i in enumerate(kept, start=1))
-    return Ranking(ranked=ranked, dropped=tuple(dropped))
+    return RankIndices(docs, kept, rel, tuple(dropped))
 
 
 def relevances(scores: Sequence[float | None], *, higher_is_better: bool = True) -> list[float | None]:

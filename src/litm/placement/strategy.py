@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from litm.errors import InvalidDocumentError, InvalidStrategyError
 from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.placement.profile import PositionProfile
-from litm.placement.ranking import Dedup, RankBy, check_count, rank
+from litm.placement.ranking import Dedup, RankBy, check_count, rank_indices
 
 __all__ = ["DEFAULT_MIN_DOCS", "Strategy"]
 
@@ -74,34 +74,34 @@ class Strategy:
         threshold = self.min_docs if min_docs is None else check_count("min_docs", min_docs)
         if isinstance(items, (str, bytes)) or not isinstance(items, Iterable) or isinstance(items, Mapping):
             raise InvalidDocumentError(f"expected a list of documents, got {type(items).__name__}")
-        ranking = rank(list(items), rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
-        ranked = ranking.ranked
-        n = len(ranked)
+        items = list(items)
+        ranks = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
+        kept, docs, relevance = ranks.kept, ranks.docs, ranks.relevance
+        n = len(kept)
         weights = (profile or self.implied_profile).slot_weights(n)
 
         note: str | None = None
         if n < threshold:
             # Too few documents for reordering to help: keep the rank order (the retriever's, or the scores').
             note = f"{n} document(s) is below min_docs={threshold}: rank order kept"
-            order = list(ranked)
+            order = list(range(n))
             reasons = ["rank order kept (below min_docs)"] * n
         else:
-            arrangement = self.arrange(n)
-            if sorted(arrangement) != list(range(n)):
-                raise InvalidStrategyError(
-                    f"strategy {self!r} returned {arrangement!r}, not a permutation of range({n})"
-                )
-            order = [ranked[i] for i in arrangement]
-            reasons = [self.why(r.rank, s + 1, n) for s, r in enumerate(order)]
+            order = self.arrange(n)
+            # Equal as numbers is not enough: 1.0 == 1, but a float cannot index the ranking.
+            if sorted(order) != list(range(n)) or not all(type(r) is int for r in order):
+                raise InvalidStrategyError(f"strategy {self!r} returned {order!r}, not a permutation of range({n})")
+            reasons = [self.why(r + 1, s + 1, n) for s, r in enumerate(order)]
+        # order[s] is the 0-based rank in slot s; kept[r] that rank's input index.
         slots = tuple(
-            SlotInfo(s + 1, r.rank, r.input_index, r.doc, weights[s], reasons[s], r.relevance)
+            SlotInfo(s + 1, r + 1, kept[r], docs[kept[r]], weights[s], reasons[s], relevance[r])
             for s, r in enumerate(order)
         )
         return PlacementPlan(
             strategy=self.name or type(self).__name__,
             slots=slots,
-            items=tuple(r.item for r in order),
-            dropped=ranking.dropped,
+            items=tuple(items[kept[r]] for r in order),
+            dropped=ranks.dropped,
             note=note,
             profile_name=(profile or self.implied_profile).name,
         )
