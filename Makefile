@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit doctest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,13 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/mypy
 
+# The test suite, docstring examples included: tests/test_doctests.py runs every example in src/litm (one
+# test per docstring) except the modules it lists as not yet passing. With CI set, a skipped test fails.
 unit: $(VENV)/.dev-installed
 	$(BIN)/pytest
+
+doctest: $(VENV)/.dev-installed
+	$(BIN)/pytest tests/test_doctests.py
 
 test: lint typecheck unit
 

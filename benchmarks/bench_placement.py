@@ -1,9 +1,14 @@
 """Placement speed: litm against LangChain's LongContextReorder on the same input, in the same run.
 
 Reports, for 10, 100 and 10,000 documents, the median time of litm's ``place`` (pyramid, edges, langchain,
-profile with a measured-style profile) and of ``LongContextReorder.transform_documents``, as a ratio
-(litm / LangChain; below 1 means litm is faster). litm does more per call (validation, coercion, a plan with
-per-slot reasons), so the ratio is the price of that, measured rather than assumed.
+profile with a measured-style profile, and pyramid on strings, dicts and ``(Document, score)`` pairs) and of
+``LongContextReorder.transform_documents`` on LangChain Documents, as a ratio (litm / LangChain; below 1
+means litm is faster). litm does more per call (validation, coercion, a plan with per-slot reasons and
+relevance), so the ratio is the price of that, measured rather than assumed.
+
+Before timing, it checks that every variant gives the result it must (``langchain`` the same order as
+``LongContextReorder``, the others the same items as a plain ``place`` call), so a faster path cannot be a
+wrong one.
 
     .venv/bin/python benchmarks/bench_placement.py [--repeat 7]
 """
@@ -39,9 +44,22 @@ def main() -> None:
     args = ap.parse_args()
     reorder = LongContextReorder()
     measured = PositionProfile.from_weights([0.82, 0.61, 0.55, 0.58, 0.9], name="measured-like")
-    print(f"{'n':>6}  {'variant':<18} {'litm ms':>9} {'langchain ms':>13} {'ratio':>7}")
+    print(f"{'n':>6}  {'variant':<22} {'litm ms':>9} {'langchain ms':>13} {'ratio':>7}")
     for n in (10, 100, 10_000):
         docs = [Document(page_content=f"passage {i} " * 20, metadata={"score": 1 - i / n}) for i in range(n)]
+        texts = [d.page_content for d in docs]
+        records = [{"id": f"d{i}", "text": d.page_content, "score": 1 - i / n} for i, d in enumerate(docs)]
+        pairs = [(d, i / n) for i, d in enumerate(docs)]  # distances, as most vector stores return them
+        theirs = reorder.transform_documents(list(docs))
+        ours = litm.place(docs, "langchain").items
+        assert len(ours) == len(theirs) and all(a is b for a, b in zip(ours, theirs, strict=True)), n
+        position = {id(d): i for i, d in enumerate(docs)}
+        pyramid_order = [position[id(d)] for d in litm.place(docs, "pyramid").items]
+        assert [int(t.split()[1]) for t in litm.place(texts, "pyramid").items] == pyramid_order
+        assert [int(r["id"][1:]) for r in litm.place(records, "pyramid", rank_by="score").items] == pyramid_order
+        by_distance = litm.place(pairs, "pyramid", rank_by="score", higher_is_better=False).items
+        assert [position[id(p[0])] for p in by_distance] == pyramid_order
+
         base = median_time(lambda docs=docs: reorder.transform_documents(list(docs)), args.repeat)
         variants: dict[str, Callable[[], Any]] = {
             "langchain": lambda docs=docs: litm.place(docs, "langchain"),
@@ -49,10 +67,15 @@ def main() -> None:
             "edges": lambda docs=docs: litm.place(docs, "edges"),
             "profile(measured)": lambda docs=docs: litm.place(docs, "profile", profile=measured),
             "pyramid+score": lambda docs=docs: litm.place(docs, "pyramid", rank_by="score"),
+            "pyramid strings": lambda texts=texts: litm.place(texts, "pyramid"),
+            "pyramid dicts+score": lambda records=records: litm.place(records, "pyramid", rank_by="score"),
+            "pyramid pairs+distance": lambda pairs=pairs: litm.place(
+                pairs, "pyramid", rank_by="score", higher_is_better=False
+            ),
         }
         for name, fn in variants.items():
             t = median_time(fn, args.repeat)
-            print(f"{n:>6}  {name:<18} {t * 1e3:>9.3f} {base * 1e3:>13.3f} {t / base:>7.2f}")
+            print(f"{n:>6}  {name:<22} {t * 1e3:>9.3f} {base * 1e3:>13.3f} {t / base:>7.2f}")
 
 
 if __name__ == "__main__":

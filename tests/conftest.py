@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import os
 
+# Haystack reports usage to PostHog unless told not to; tests never phone home (set before it is imported).
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 from hypothesis import HealthCheck, settings
+
+# In CI (the CI variable is set) a skipped test fails, with its reason: see ci_skips.py.
+from ci_skips import (  # noqa: F401
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 # Standard-library copies and the offline GPT-4 tokenizer for the code-context tests.
 from code_fixtures import gpt4, json_root, stdlib_root  # noqa: F401

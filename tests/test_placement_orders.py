@@ -1,12 +1,22 @@
-"""Exact orders for n = 0..9 for every strategy, and parity with the real LangChain LongContextReorder."""
+"""Exact orders for n = 0..9 for every strategy, the one default, and parity with the real LongContextReorders.
+
+The parity tests run LangChain's ``LongContextReorder`` (langchain-community) and LlamaIndex's
+(llama-index-core) themselves on the same documents, not a transcription of their code.
+"""
 
 from __future__ import annotations
+
+import pickle
+import random
 
 import pytest
 from langchain_community.document_transformers import LongContextReorder
 from langchain_core.documents import Document
+from llama_index.core.postprocessor import LongContextReorder as LlamaLongContextReorder
+from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
+from litm.placement import DEFAULT_STRATEGY
 from litm.placement.profile import PositionProfile
 
 # Written out by hand from the definitions in the issue (not generated from the code under test).
@@ -61,7 +71,7 @@ def names(n: int) -> list[str]:
 def test_exact_order(strategy: str, n: int) -> None:
     plan = litm.place(names(n), strategy=strategy, min_docs=0)
     assert plan.ranks == EXPECTED[strategy][n]
-    assert plan.items == [f"r{r}" for r in EXPECTED[strategy][n]]
+    assert plan.items == tuple(f"r{r}" for r in EXPECTED[strategy][n])
 
 
 @pytest.mark.parametrize("n", range(10))
@@ -80,22 +90,96 @@ def test_profile_without_measurement_defaults_to_pyramid(n: int) -> None:
     assert litm.place(names(n), strategy="profile", min_docs=0).ranks == EXPECTED["pyramid"][n]
 
 
-@pytest.mark.parametrize("n", [*range(10), 10, 11, 20, 33])
+@pytest.mark.parametrize("n", [*range(21), 33])
 def test_langchain_matches_real_long_context_reorder(n: int) -> None:
+    # No min_docs: LongContextReorder reorders 2 and 3 documents too ([d2, d1] and [d1, d3, d2]).
     docs = [Document(page_content=f"r{i}") for i in range(1, n + 1)]
     theirs = [d.page_content for d in LongContextReorder().transform_documents(list(docs))]
-    ours = litm.place(docs, strategy="langchain", min_docs=0).items
+    ours = litm.place(docs, strategy="langchain").items
     assert [d.page_content for d in ours] == theirs
     # The caller's own Document objects come back, not copies.
     assert all(any(o is d for d in docs) for o in ours)
+    assert litm.place(docs, "langchain").note is None
 
 
-def test_min_docs_keeps_input_order_and_says_so() -> None:
+def test_langchain_parity_for_two_and_three_documents_written_out() -> None:
+    assert litm.place(["d1", "d2"], "langchain").items == ("d2", "d1")
+    assert litm.place(["d1", "d2", "d3"], "langchain").items == ("d1", "d3", "d2")
+    # An explicit threshold is still honoured.
+    assert litm.place(["d1", "d2", "d3"], "langchain", min_docs=4).items == ("d1", "d2", "d3")
+
+
+def _nodes(scores: list[float | None]) -> list[NodeWithScore]:
+    return [NodeWithScore(node=TextNode(text=f"t{i}", id_=f"n{i}"), score=s) for i, s in enumerate(scores)]
+
+
+def _ids(nodes: object) -> list[str]:
+    return [n.node.node_id for n in nodes]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("n", range(21))
+def test_langchain_matches_llamaindex_with_distinct_scores(n: int) -> None:
+    # LlamaIndex sorts by score itself; litm does the same under rank_by="score". Shuffled input, distinct scores.
+    scores: list[float | None] = [round(0.05 + 0.9 * i / max(n, 1), 6) for i in range(n)]
+    random.Random(n).shuffle(scores)
+    nodes = _nodes(scores)
+    theirs = LlamaLongContextReorder().postprocess_nodes(list(nodes))
+    ours = litm.place(nodes, "langchain", rank_by="score").items
+    assert _ids(ours) == _ids(theirs)
+    assert all(any(o is x for x in nodes) for o in ours)
+
+
+@pytest.mark.parametrize("n", range(2, 12))
+def test_llamaindex_reads_an_unscored_list_worst_first_and_litm_does_not(n: int) -> None:
+    # Without scores LlamaIndex counts every node as 0 and its stable ascending sort keeps the list as it is,
+    # worst first: the retriever's top hit is treated as the weakest. litm deliberately reads a list as
+    # best first (rank_by="input"), like LangChain, and refuses rank_by="score" without scores.
+    nodes = _nodes([None] * n)
+    theirs = _ids(LlamaLongContextReorder().postprocess_nodes(list(nodes)))
+    assert _ids(litm.place(nodes, "langchain").items) != theirs
+    assert _ids(litm.place(nodes[::-1], "langchain").items) == theirs
+    with pytest.raises(litm.InvalidScoreError, match="no item has a score"):
+        litm.place(nodes, "langchain", rank_by="score")
+
+
+def test_llamaindex_counts_a_missing_score_as_zero_and_litm_refuses() -> None:
+    nodes = _nodes([0.9, None, -0.4, 0.2])
+    # LlamaIndex places the unscored node as if it scored 0 (above the one scored -0.4): a guess litm will not make.
+    theirs = _ids(LlamaLongContextReorder().postprocess_nodes(list(nodes)))
+    assert theirs == ["n3", "n2", "n1", "n0"]
+    assert _ids(litm.place(_nodes([0.9, 0.0, -0.4, 0.2]), "langchain", rank_by="score").items) == theirs
+    with pytest.raises(litm.InvalidScoreError, match=r"item 1 \('n1'\) has no score"):
+        litm.place(nodes, "langchain", rank_by="score")
+
+
+def test_equal_scores_break_ties_differently_from_llamaindex() -> None:
+    # Ties: litm keeps input order (the earlier item ranks higher, as everywhere in litm); LlamaIndex's
+    # ascending stable sort makes the earlier of two equal scores the *weaker* one.
+    nodes = _nodes([0.5, 0.5, 0.5, 0.5])
+    theirs = _ids(LlamaLongContextReorder().postprocess_nodes(list(nodes)))
+    ours = _ids(litm.place(nodes, "langchain", rank_by="score").items)
+    assert ours == ["n1", "n3", "n2", "n0"] and theirs == ["n2", "n0", "n1", "n3"]
+
+
+def test_default_strategy_is_pyramid_everywhere() -> None:
+    assert DEFAULT_STRATEGY == "pyramid"
+    assert litm.place(names(6)).strategy == "pyramid"
+    assert litm.place(names(6)).ranks == EXPECTED["pyramid"][6]
+
+
+def test_min_docs_keeps_rank_order_and_says_so() -> None:
     docs = [{"text": "a", "score": 0.1}, {"text": "b", "score": 0.9}, {"text": "c", "score": 0.5}]
     plan = litm.place(docs, strategy="pyramid", rank_by="score")
-    assert plan.items == docs
-    assert plan.note is not None and "min_docs" in plan.note
-    assert plan.ranks == [3, 1, 2]
+    # Score order, not the input order: the best-scored document first.
+    assert [d["text"] for d in plan.items] == ["b", "c", "a"]
+    assert plan.ranks == [1, 2, 3]
+    assert plan.note == "3 document(s) is below min_docs=4: rank order kept"
+    assert {s.reason for s in plan.slots} == {"rank order kept (below min_docs)"}
+    # Distances: the smallest first.
+    near = litm.place(docs, "pyramid", rank_by="score", higher_is_better=False)
+    assert [d["text"] for d in near.items] == ["a", "c", "b"]
+    # Under rank_by="input" the rank order is the given order.
+    assert litm.place(docs, "pyramid").items == tuple(docs)
     # Lowering min_docs makes the strategy act.
     assert litm.place(docs, strategy="pyramid", rank_by="score", min_docs=3).ranks == [2, 3, 1]
 
@@ -107,6 +191,23 @@ def test_random_is_seeded_and_a_permutation() -> None:
     assert a.items == b.items
     assert sorted(a.items) == sorted(names(9))
     assert a.items != c.items
+
+
+def test_plan_is_a_frozen_hashable_value() -> None:
+    docs = [{"id": f"d{i}", "text": f"t{i}", "score": s} for i, s in enumerate([0.3, 0.9, 0.1, 0.5, 0.7])]
+    a = litm.place(docs, rank_by="score")
+    b = litm.place([dict(d) for d in docs], rank_by="score")
+    assert isinstance(a.items, tuple)
+    assert a == b and hash(a) == hash(b)  # equal placements of equal input are equal values
+    assert a != litm.place(docs, "edges", rank_by="score")
+    assert len({a, b}) == 1
+    with pytest.raises(AttributeError):
+        a.items.append("x")  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        a.items = ()  # type: ignore[misc]
+    # A value survives a round trip through pickle (process pools, caches).
+    again = pickle.loads(pickle.dumps(a))
+    assert again == a and hash(again) == hash(a) and again.slots[0].relevance == a.slots[0].relevance
 
 
 def test_strategy_objects_are_callable() -> None:

@@ -80,3 +80,36 @@ def test_profile_ties_go_toward_the_question(weights: list[float], n: int) -> No
                 assert ranks[b] < ranks[a], "equal weights: the later slot must get the better rank"
             elif w[a] > w[b]:
                 assert ranks[a] < ranks[b]
+
+
+scores_st = st.lists(
+    st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, 1.0, 1.0, -1e308, 1e308]),
+    max_size=30,
+)
+
+
+@given(scores=scores_st, higher=st.booleans(), top_k=st.none() | st.integers(0, 30))
+def test_relevance_is_the_score_rescaled_with_its_direction(
+    scores: list[float], higher: bool, top_k: int | None
+) -> None:
+    items = [{"id": f"d{i}", "text": "t", "score": s} for i, s in enumerate(scores)]
+    plan = litm.place(items, "pyramid", rank_by="score", higher_is_better=higher, top_k=top_k)
+    by_rank = sorted(plan.slots, key=lambda s: s.rank)
+    rel = [s.relevance for s in by_rank]
+    assert all(r is not None and 0.0 <= r <= 1.0 for r in rel)
+    if rel:
+        # The best placed document is 1.0; the worst is 0.0 unless every placed score is equal (then all 1.0).
+        assert rel[0] == 1.0
+        placed = [s.score for s in by_rank]
+        assert rel[-1] == (1.0 if min(placed) == max(placed) else 0.0)  # type: ignore[type-var]
+    # Relevance never rises as rank falls, and the raw score is kept as given.
+    assert all(a >= b for a, b in itertools.pairwise(rel))  # type: ignore[operator]
+    assert all(s.score == scores[s.input_index] for s in plan.slots)
+
+
+@given(scores=st.lists(st.one_of(st.none(), st.floats(-10, 10)), max_size=12))
+def test_relevance_is_none_exactly_for_unscored_documents(scores: list[float | None]) -> None:
+    items = [{"id": f"d{i}", "text": "t", **({} if s is None else {"score": s})} for i, s in enumerate(scores)]
+    plan = litm.place(items, "edges")  # rank_by="input" takes mixed scores
+    assert all((s.relevance is None) == (s.score is None) for s in plan.slots)
+    assert all(s.to_dict()["relevance"] == s.relevance for s in plan.slots)

@@ -116,3 +116,17 @@ def test_layouts_render_and_custom_templates_need_placeholders() -> None:
     assert custom.render(document="D", question="Q", answer_prefix="A:") == '{"context": "D"}\nQ\nA:'
     with pytest.raises(ProbeError, match="question"):
         Layout("bad", "{document} only")
+
+
+def test_default_corpus_is_the_one_the_committed_probe_results_were_built_from() -> None:
+    # Every committed probe row names the corpus its prompt was built from; the shared splitter must keep
+    # the default corpus identical, or those rows could no longer be rebuilt, verified or rescored.
+    results = sorted((Path(__file__).resolve().parents[1] / "docs" / "results").glob("probe-*/results.jsonl"))
+    assert results
+    named = {
+        json.loads(line)["recipe"]["document"]["corpus_fingerprint"]
+        for path in results
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if '"corpus_fingerprint"' in line
+    }
+    assert named == {default_corpus().fingerprint}

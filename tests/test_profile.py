@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import litm
 from litm.placement.profile import PositionProfile
@@ -63,7 +66,7 @@ def test_round_trip_and_cli(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out_ids = [json.loads(x)["id"] for x in proc.stdout.splitlines()]
-    expected = litm.place([f"r{i}" for i in range(1, 7)], "profile", profile=p).items
+    expected = list(litm.place([f"r{i}" for i in range(1, 7)], "profile", profile=p).items)
     assert out_ids == expected
     plan = json.loads(plan_file.read_text())
     assert plan["strategy"] == "profile" and [s["id"] for s in plan["slots"]] == out_ids
@@ -93,3 +96,23 @@ def test_plan_is_json_serialisable_and_explains() -> None:
     assert data["dropped"] == [{"id": "d1", "input_index": 5, "reason": "duplicate id of item 1"}]
     text = plan.explain()
     assert "best document last, next to the question" in text and "dropped d1" in text
+    # Raw scores and their relevance (the best placed document 1.0, the worst 0.0) side by side.
+    assert [(s["id"], s["score"]) for s in data["slots"]] == [
+        ("d3", 0.7), ("d4", 0.3), ("d0", 0.1), ("d2", 0.5), ("d1", 0.9)
+    ]
+    assert [s["relevance"] for s in data["slots"]] == pytest.approx([0.75, 0.25, 0.0, 0.5, 1.0], abs=1e-12)
+    assert text.splitlines()[1].split()[:5] == ["slot", "rank", "id", "score", "relevance"]
+    assert text.splitlines()[-2].split()[:5] == ["5", "1", "d1", "0.9", "1.000"]
+
+
+points_st = st.lists(
+    st.tuples(st.floats(0.0, 1.0), st.floats(-5.0, 5.0)), min_size=1, max_size=7, unique_by=lambda p: p[0]
+)
+
+
+@given(points=points_st, n=st.integers(0, 40))
+def test_exact_slot_weights_equal_exact_interpolation(points: list[tuple[float, float]], n: int) -> None:
+    # The integer walk over segments must give exactly the values of interpolating at Fraction(i, n - 1).
+    p = PositionProfile(points=tuple(sorted(points)))
+    expected = [p._exact_weight(Fraction(1))] if n == 1 else [p._exact_weight(Fraction(i, n - 1)) for i in range(n)]
+    assert p.exact_slot_weights(n) == expected

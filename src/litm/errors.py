@@ -12,12 +12,32 @@ class LitmError(Exception):
     """Base class of every error litm raises on purpose."""
 
 
-class InvalidDocumentError(LitmError, TypeError):
-    """An item cannot be read as a document (``None``, wrong type, non-text content)."""
+class InvalidOptionError(LitmError, ValueError):
+    """A keyword argument or command-line option has a value litm does not accept.
 
-    def __init__(self, message: str, *, index: int | None = None) -> None:
+    For example ``rank_by="best"`` or ``top_k=-1``; the message names the option and what it accepts.
+    """
+
+
+class InvalidOptionTypeError(InvalidOptionError, TypeError):
+    """An option has the wrong type (``min_docs="3"``, ``profile=[0.9, 0.5]``).
+
+    An :class:`InvalidOptionError` that is also a ``TypeError``, which the standard library raises for an
+    argument of the wrong type, so either ``except`` catches it.
+    """
+
+
+class InvalidDocumentError(LitmError, TypeError):
+    """An item cannot be read as a document (``None``, wrong type, non-text content).
+
+    ``index`` is the item's position in the caller's list and ``field`` the offending field of a
+    :class:`~litm.placement.Doc` (``"id"``, ``"text"``, ...), when known.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.index = index
+        self.field = field
 
 
 class InvalidScoreError(LitmError, ValueError):
@@ -41,13 +61,16 @@ class UnknownStrategyError(LitmError, ValueError):
     """A placement strategy name is not registered."""
 
 
+class InvalidStrategyError(LitmError, TypeError):
+    """A strategy breaks the strategy contract.
+
+    A factory that is not callable or builds no :class:`~litm.placement.Strategy`, or an ``arrange(n)``
+    that returns no permutation of ``range(n)``.
+    """
+
+
 class AlreadyRegisteredError(LitmError, ValueError):
     """A plugin name (a placement strategy, a model backend scheme) is taken; pass ``replace=True`` to replace it."""
-
-
-class InvalidOptionError(LitmError, ValueError):
-    """An option has a value litm does not accept (a negative budget, ``max_tokens=0``, an unknown mode,
-    conflicting settings)."""
 
 
 class InvalidProfileError(LitmError, ValueError):

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement
+from litm.errors import InvalidOptionError
 from litm.eval.stats import Cell, fisher_less, mcnemar_exact
 from litm.placement.profile import PositionProfile
 
@@ -65,7 +66,7 @@ def rank_weights(name: str, k: int) -> list[float]:
     elif name == "decaying":
         raw = [1.0 / r for r in range(1, k + 1)]
     else:
-        raise ValueError(f"unknown rank distribution {name!r}; choose from {', '.join(RANK_DISTRIBUTIONS)}")
+        raise InvalidOptionError(f"unknown rank distribution {name!r}; choose from {', '.join(RANK_DISTRIBUTIONS)}")
     total = sum(raw)
     return [w / total for w in raw]
 

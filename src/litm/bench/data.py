@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from litm.errors import MissingDependencyError
+from litm.errors import EvalError, InvalidOptionError, MissingDependencyError
 from litm.eval.datasets import nq_rows
 from litm.eval.scoring import normalize
 
@@ -59,9 +59,9 @@ class QAItem:
         ['d1', 'g', 'd2', 'd3']
         """
         if not 1 <= gold_rank <= k:
-            raise ValueError(f"gold_rank must be in 1..{k}, got {gold_rank}")
+            raise InvalidOptionError(f"gold_rank must be in 1..{k}, got {gold_rank}")
         if len(self.distractors) < k - 1:
-            raise ValueError(f"question {self.qid} has {len(self.distractors)} distractors, needs {k - 1}")
+            raise EvalError(f"question {self.qid} has {len(self.distractors)} distractors, needs {k - 1}")
         d = list(self.distractors[: k - 1])
         return [*d[: gold_rank - 1], self.gold, *d[gold_rank - 1 :]]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from litm.bench.analysis import fold_profiles, summarize
 from litm.bench.markdown import summary_markdown
-from litm.errors import LitmError
+from litm.errors import EvalError
 from litm.eval.results import read_rows
 
 __all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs"]
@@ -72,13 +72,13 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
 
     out = Path(out_dir)
     if not (out / RESULTS).is_file():
-        raise LitmError(f"no benchmark rows ({RESULTS}) in {out} to refresh from")
+        raise EvalError(f"no benchmark rows ({RESULTS}) in {out} to refresh from")
     settings: dict[str, Any] = {}
     if (out / SETTINGS).is_file():
         try:
             settings = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise LitmError(f"{out / SETTINGS} is not valid JSON: {exc}") from None
+            raise EvalError(f"{out / SETTINGS} is not valid JSON: {exc}") from None
     seen: set[str] = set()
     rows = []
     for row in read_rows(out / RESULTS):

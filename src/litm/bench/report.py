@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench.markdown import gain_text
-from litm.errors import LitmError
+from litm.errors import EvalError
 
 # The probe report's page style and helpers, so both reports look alike.
 from litm.eval.html import CSS, colour, esc, img_tag
@@ -83,7 +83,7 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise LitmError(f"cannot read {path}: {exc}") from None
+        raise EvalError(f"cannot read {path}: {exc}") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -212,10 +212,10 @@ def write_report(
     """Write one self-contained HTML page for the runs found in ``directory`` (and ``include``); return its path."""
     base = Path(directory)
     if not base.is_dir():
-        raise LitmError(f"not a directory: {base}")
+        raise EvalError(f"not a directory: {base}")
     bench, probe = find_runs([base, *(Path(p) for p in include)])
     if not bench and not probe:
-        raise LitmError(f"no benchmark ({_BENCH_SUMMARY}) or probe (summary.json + profile.json) results in {base}")
+        raise EvalError(f"no benchmark ({_BENCH_SUMMARY}) or probe (summary.json + profile.json) results in {base}")
     page_title = title or "litm: does placement help?"
     body = [f"<h1>{esc(page_title)}</h1>"]
     body += [_bench_section(d) for d in bench]

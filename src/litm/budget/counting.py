@@ -13,7 +13,7 @@ so its counts are marked approximate and carry the margin.
 Example:
     >>> counter = as_counter("openai:gpt-4")
     >>> counter.count_request({"messages": [{"role": "user", "content": "hi"}]}, "openai-chat")
-    TokenCount(tokens=8, exact=True, notes=())
+    TokenCount(tokens=8, exact=True, notes=(), margin=0.0)
     >>> counter.calls
     1
 """

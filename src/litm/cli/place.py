@@ -11,7 +11,7 @@ import typer
 from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import DedupOpt, RankByOpt, check_strategy
-from litm.placement import DEFAULT_MIN_DOCS, place
+from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, place
 from litm.placement.profile import PositionProfile
 
 
@@ -19,13 +19,19 @@ from litm.placement.profile import PositionProfile
 def place_cmd(
     path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
     strategy: str = typer.Option(
-        "edges", "--strategy", "-s", callback=check_strategy, help="Placement strategy (a registered name)."
+        DEFAULT_STRATEGY, "--strategy", "-s", callback=check_strategy, help="Placement strategy (a registered name)."
     ),
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="Scores are distances (lower = better)."),
     top_k: int | None = typer.Option(None, "--top-k", min=0, help="Keep only the K best-ranked documents."),
     dedup: DedupOpt | None = typer.Option(None, "--dedup", help="Merge duplicates by id or normalised content."),
-    min_docs: int = typer.Option(DEFAULT_MIN_DOCS, "--min-docs", min=0, help="Below this, keep input order."),
+    min_docs: int | None = typer.Option(
+        None,
+        "--min-docs",
+        min=0,
+        help=f"Below this many documents keep the rank order [default: the strategy's; {DEFAULT_MIN_DOCS}, "
+        "none for langchain].",
+    ),
     profile: Path | None = typer.Option(None, "--profile", help="Position profile JSON (drives 'profile')."),
     explain: bool = typer.Option(False, "--explain", help="Print the plan as a table on stderr."),
     plan_json: Path | None = typer.Option(None, "--plan-json", help="Also write the plan as JSON to this file."),

@@ -11,8 +11,8 @@ Example:
     >>> from litm.code.pieces import CodePiece
     >>> words = lambda text: len(text.split())
     >>> mk = lambda k, n: CodePiece(k, "m.py", "python", k, ((n, n),), "x = 1 " * 5, "exact")
-    >>> out = fit_pieces([mk("target", 1), mk("caller", 2), mk("callee", 3)], counter=words, budget=40)
-    >>> [d.id for d in out.kept], [d.id for d in out.dropped], out.tokens <= 40
+    >>> out = fit_pieces([mk("target", 1), mk("caller", 2), mk("callee", 3)], counter=words, budget=50)
+    >>> [d.id for d in out.kept], [d.id for d in out.dropped], out.tokens <= 50
     (['target:m.py:1-1', 'caller:m.py:2-2'], ['callee:m.py:3-3'], True)
 """
 

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from litm.errors import InvalidOptionError
+
 __all__ = [
     "Z95",
     "Cell",
@@ -37,7 +39,7 @@ def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float]:
     if n <= 0:
         return 0.0, 1.0
     if not 0 <= hits <= n:
-        raise ValueError(f"hits must be in [0, {n}], got {hits}")
+        raise InvalidOptionError(f"hits must be in [0, {n}], got {hits}")
     p = hits / n
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)

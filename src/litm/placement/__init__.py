@@ -9,7 +9,7 @@ position; the ``profile`` strategy places by a measured one.
 
 Example:
     >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
-    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+    ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
 """
 
 from litm.placement.documents import Doc, to_doc, to_docs

@@ -1,8 +1,8 @@
 """``place()``: rank the caller's items and put them where the model looks.
 
 Example:
-    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
-    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"]).items    # DEFAULT_STRATEGY: pyramid
+    ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
 """
 
 from __future__ import annotations
@@ -13,33 +13,38 @@ from typing import Any
 from litm.placement.plan import PlacementPlan
 from litm.placement.profile import PositionProfile
 from litm.placement.ranking import Dedup, RankBy
-from litm.placement.registry import get_strategy
-from litm.placement.strategy import DEFAULT_MIN_DOCS, Strategy
+from litm.placement.registry import DEFAULT_STRATEGY, get_strategy
+from litm.placement.strategy import Strategy
 
 __all__ = ["place"]
 
 
 def place(
     items: Sequence[Any],
-    strategy: str | Strategy = "edges",
+    strategy: str | Strategy = DEFAULT_STRATEGY,
     *,
     rank_by: RankBy = "input",
     higher_is_better: bool = True,
     dedup: Dedup | None = None,
     top_k: int | None = None,
-    min_docs: int = DEFAULT_MIN_DOCS,
+    min_docs: int | None = None,
     profile: PositionProfile | None = None,
 ) -> PlacementPlan:
     """Rank ``items`` and place them by ``strategy``; the input list is never mutated.
 
-    ``items`` may be strings, dicts, :class:`~litm.placement.documents.Doc` values or LangChain / LlamaIndex /
-    Haystack documents; ``plan.items`` hands the same objects back in the new order. Below
-    ``min_docs`` documents the input order is kept (the plan says so). ``profile`` drives the
-    ``profile`` strategy and, for any strategy, the slot weights the plan reports.
+    ``items`` may be strings, dicts, :class:`~litm.placement.documents.Doc` values, LangChain / LlamaIndex /
+    Haystack documents or ``(document, score)`` pairs; ``plan.items`` hands the same objects back in the
+    new order, as a tuple. The default strategy is :data:`~litm.placement.DEFAULT_STRATEGY` (``pyramid``).
+    Below ``min_docs`` documents (default: the strategy's own, 4 for the built-ins, none for
+    ``langchain``) the rank order is kept: the given order under ``rank_by="input"``, the score order
+    under ``rank_by="score"``; the plan says so. ``profile`` drives the ``profile`` strategy and, for any
+    strategy, the slot weights the plan reports.
 
     Example:
         >>> place(["a", "b", "c", "d", "e"], "edges").items
-        ['a', 'c', 'e', 'd', 'b']
+        ('a', 'c', 'e', 'd', 'b')
+        >>> place([{"text": "a", "score": 0.1}, {"text": "b", "score": 0.9}], rank_by="score").note
+        '2 document(s) is below min_docs=4: rank order kept'
     """
     return get_strategy(strategy, profile=profile).place(
         items,

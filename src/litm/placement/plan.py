@@ -1,10 +1,24 @@
-"""The result of a placement: the caller's items in their new order, and why each one is there."""
+"""The result of a placement: the caller's items in their new order, and why each one is there.
+
+A plan is a frozen value: its sequences are tuples, two plans of the same placement compare equal, and
+a plan hashes (by everything but the caller's own objects, which may be dicts).
+
+Example:
+    >>> from litm.placement import place
+    >>> hits = [("far", 0.9), ("near", 0.1), ("mid", 0.4), ("farthest", 1.3)]  # (text, distance) pairs
+    >>> plan = place(hits, rank_by="score", higher_is_better=False)
+    >>> [(s.doc.text, s.score, round(s.relevance, 3)) for s in plan.slots]
+    [('mid', 0.4, 0.75), ('farthest', 1.3, 0.0), ('far', 0.9, 0.333), ('near', 0.1, 1.0)]
+    >>> again = place(list(hits), rank_by="score", higher_is_better=False)
+    >>> plan == again, hash(plan) == hash(again), plan.items[-1]
+    (True, True, ('near', 0.1))
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from litm.placement.documents import Doc
@@ -15,7 +29,13 @@ __all__ = ["PlacementPlan", "SlotInfo"]
 
 @dataclass(frozen=True, slots=True)
 class SlotInfo:
-    """One slot of a plan: which ranked document sits there, its slot weight, and a reason."""
+    """One slot of a plan: which ranked document sits there, its slot weight, and a reason.
+
+    ``score`` is the document's raw score, in whatever direction the retriever uses (a distance is
+    lower-is-better); ``relevance`` is that score rescaled to [0, 1] with the direction applied, 1.0 for
+    the best placed document and 0.0 for the worst (``None`` when unscored; see
+    :mod:`litm.placement.ranking`). Show a model ``relevance``, never a raw distance.
+    """
 
     slot: int
     rank: int
@@ -23,6 +43,7 @@ class SlotInfo:
     doc: Doc
     weight: float
     reason: str
+    relevance: float | None = None
 
     @property
     def id(self) -> str:
@@ -39,6 +60,7 @@ class SlotInfo:
             "input_index": self.input_index,
             "id": self.doc.id,
             "score": self.doc.score,
+            "relevance": self.relevance,
             "weight": self.weight,
             "reason": self.reason,
         }
@@ -50,19 +72,21 @@ class PlacementPlan:
 
     ``items`` are the caller's own objects in the new order, ``docs`` the same as :class:`Doc`
     values, ``dropped`` what ranking removed (duplicates, beyond ``top_k``) with reasons, and
-    ``note`` a remark on the whole plan (for example "below min_docs: input order kept").
+    ``note`` a remark on the whole plan (for example "below min_docs: rank order kept"). ``list(plan)``
+    or ``list(plan.items)`` gives a list for APIs that want one.
     """
 
     strategy: str
     slots: tuple[SlotInfo, ...]
-    items: tuple[Any, ...]
+    items: tuple[Any, ...] = field(hash=False)
     dropped: tuple[Dropped, ...] = ()
     note: str | None = None
     profile_name: str | None = None
 
     def __post_init__(self) -> None:
-        # Hand callers a list, as LangChain and Haystack do, while the plan itself stays immutable.
-        object.__setattr__(self, "items", list(self.items))
+        # Any sequence is accepted, but the frozen plan keeps a tuple, so nobody can reorder it in place.
+        if not isinstance(self.items, tuple):
+            object.__setattr__(self, "items", tuple(self.items))
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -95,13 +119,14 @@ class PlacementPlan:
 
     def explain(self, *, max_id: int = 24) -> str:
         """A readable plain-text table of the plan, with dropped items and the note below it."""
-        header = ("slot", "rank", "id", "score", "weight", "reason")
+        header = ("slot", "rank", "id", "score", "relevance", "weight", "reason")
         rows = [
             (
                 str(s.slot),
                 str(s.rank),
                 _clip(s.doc.id, max_id),
                 "-" if s.doc.score is None else f"{s.doc.score:.4g}",
+                "-" if s.relevance is None else f"{s.relevance:.3f}",
                 f"{s.weight:.3f}",
                 s.reason,
             )

@@ -129,13 +129,46 @@ class PositionProfile:
             raise InvalidProfileError(f"position {position!r} is outside [0, 1]")
         return float(self._exact_weight(Fraction(position)))
 
+    @cached_property
+    def _exact_lines(self) -> list[tuple[int, int, int]]:
+        """Segment ``k`` (between points ``k`` and ``k + 1``) as integers ``(A, B, D)``: ``w = (A + B x) / D``."""
+        xs, ws = self._exact_points
+        lines = []
+        for k in range(len(xs) - 1):
+            slope = (ws[k + 1] - ws[k]) / (xs[k + 1] - xs[k])
+            intercept = ws[k] - slope * xs[k]
+            d = math.lcm(slope.denominator, intercept.denominator)
+            a = intercept.numerator * (d // intercept.denominator)
+            lines.append((a, slope.numerator * (d // slope.denominator), d))
+        return lines
+
     def exact_slot_weights(self, n: int) -> list[Fraction]:
-        """Exact weights of ``n`` equally spaced slots (slot ``i`` sits at ``i / (n - 1)``)."""
+        """Exact weights of ``n`` equally spaced slots (slot ``i`` sits at ``i / (n - 1)``).
+
+        The same values as interpolating at ``Fraction(i, n - 1)``, computed with one integer fraction per
+        slot: the slots are walked in order, so each one's segment is found by advancing, not searching.
+        """
         if n <= 0:
             return []
         if n == 1:
             return [self._exact_weight(Fraction(1))]
-        return [self._exact_weight(Fraction(i, n - 1)) for i in range(n)]
+        xs, ws = self._exact_points
+        m = n - 1
+        lines = self._exact_lines
+        out: list[Fraction] = []
+        k = 0
+        for i in range(n):
+            # x = i / m, compared with a point p / q as i * q against p * m (exact, in integers).
+            if i * xs[0].denominator <= xs[0].numerator * m:
+                out.append(ws[0])
+            elif i * xs[-1].denominator >= xs[-1].numerator * m:
+                out.append(ws[-1])
+            else:
+                while i * xs[k + 1].denominator >= xs[k + 1].numerator * m:
+                    k += 1
+                a, b, d = lines[k]
+                out.append(Fraction(a * m + b * i, d * m))
+        return out
 
     def slot_weights(self, n: int) -> list[float]:
         """Weights of ``n`` equally spaced slots, as floats (for reports; ordering uses exact weights)."""
@@ -159,7 +192,10 @@ class PositionProfile:
         """Slot indices from most to least preferred (highest weight first, ties by ``tie_break``)."""
         weights = self.exact_slot_weights(n)
         direction = -1 if self.tie_break == "end" else 1
-        return sorted(range(n), key=lambda i: (-weights[i], direction * i))
+        # Compare by the correctly rounded float first and by the exact value only when the floats tie:
+        # rounding keeps order (a < b implies float(a) <= float(b)), so the result is the exact order, and
+        # the slow Fraction comparison runs only for real or near ties.
+        return sorted(range(n), key=lambda i: (-float(weights[i]), -weights[i], direction * i))
 
     # -- persistence ----------------------------------------------------------------------------
 

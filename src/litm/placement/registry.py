@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from types import MappingProxyType
 
-from litm.errors import AlreadyRegisteredError, UnknownStrategyError
+from litm.errors import AlreadyRegisteredError, InvalidOptionError, InvalidStrategyError, UnknownStrategyError
 from litm.placement.profile import PositionProfile
 from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
 from litm.placement.strategy import Strategy
@@ -81,9 +81,9 @@ def register_strategy(name: str, factory: Callable[..., Strategy], *, replace: b
     Raises :class:`~litm.errors.AlreadyRegisteredError` when ``name`` is taken and ``replace`` is False.
     """
     if not name or not isinstance(name, str):
-        raise UnknownStrategyError("a strategy name must be a non-empty string")
+        raise InvalidOptionError(f"a strategy name must be a non-empty string, got {name!r}")
     if not callable(factory):
-        raise UnknownStrategyError(f"strategy {name!r}: the factory must be callable, got {type(factory).__name__}")
+        raise InvalidStrategyError(f"strategy {name!r}: the factory must be callable, got {type(factory).__name__}")
     with _LOCK:
         if name in _REGISTRY and not replace:
             raise AlreadyRegisteredError(f"strategy {name!r} is already registered (pass replace=True to replace it)")
@@ -115,4 +115,7 @@ def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = 
         )
     if strategy == "profile":
         return ProfileOrder(profile)
-    return _REGISTRY[strategy]()
+    built = _REGISTRY[strategy]()
+    if not isinstance(built, Strategy):
+        raise InvalidStrategyError(f"strategy {strategy!r}: the factory built a {type(built).__name__}, not a Strategy")
+    return built

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random as _random
 
-from litm.errors import LitmError
+from litm.errors import InvalidOptionTypeError
 from litm.placement.profile import PositionProfile
 from litm.placement.strategy import Strategy
 
@@ -101,12 +101,17 @@ class Pyramid(Strategy):
 
 
 class LangChainOrder(Strategy):
-    """Exactly ``LongContextReorder`` (LangChain / LlamaIndex): pyramid for even ``n``, edges for odd.
+    """Exactly LangChain's ``LongContextReorder``: pyramid for even ``n``, edges for odd, for every ``n``.
 
-    Kept for users migrating, who need identical prompts; note its rank 1 flips ends with parity.
+    Kept for users migrating, who need identical prompts; note its rank 1 flips ends with parity. It has
+    no ``min_docs`` threshold (``LongContextReorder`` has none, so 2 and 3 documents are reordered too),
+    unless the caller passes one. LlamaIndex's ``LongContextReorder`` gives the same order when it is fed
+    the same ranking: ``rank_by="score"`` with distinct scores (it sorts by score itself; litm breaks
+    ties by input order and refuses a missing score, where LlamaIndex counts it as 0).
     """
 
     name = "langchain"
+    min_docs = 0
 
     def arrange(self, n: int) -> list[int]:
         return Pyramid().arrange(n) if n % 2 == 0 else Edges().arrange(n)
@@ -128,7 +133,7 @@ class ProfileOrder(Strategy):
 
     def __init__(self, profile: PositionProfile | None = None) -> None:
         if profile is not None and not isinstance(profile, PositionProfile):
-            raise LitmError(f"profile must be a PositionProfile, got {type(profile).__name__}")
+            raise InvalidOptionTypeError(f"profile must be a PositionProfile, got {type(profile).__name__}")
         self.profile = profile if profile is not None else PositionProfile.pyramid()
 
     @property

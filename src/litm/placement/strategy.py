@@ -11,18 +11,18 @@ Example:
     ...     def arrange(self, n):
     ...         return [0, *range(2, n), 1] if n > 1 else list(range(n))
     >>> FirstLast()(["a", "b", "c", "d"]).items
-    ['a', 'c', 'd', 'b']
+    ('a', 'c', 'd', 'b')
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from litm.errors import LitmError
+from litm.errors import InvalidDocumentError, InvalidStrategyError
 from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.placement.profile import PositionProfile
-from litm.placement.ranking import Dedup, RankBy, rank
+from litm.placement.ranking import Dedup, RankBy, check_count, rank_indices
 
 __all__ = ["DEFAULT_MIN_DOCS", "Strategy"]
 
@@ -35,10 +35,13 @@ class Strategy:
     Subclasses implement :meth:`arrange` (for ``n`` documents, the 0-based rank index placed in each
     slot) and :meth:`why` (a one-line reason for one placement). ``implied_profile`` is the position
     profile the strategy assumes; plans report slot weights from it unless a measured profile is given.
+    ``min_docs`` is the strategy's own threshold, used when the caller passes none: below it the rank
+    order is kept, since reordering one to three documents does nothing useful.
     Calling a strategy object places documents: ``Edges()(docs)`` equals ``place(docs, "edges")``.
     """
 
     name: ClassVar[str] = ""
+    min_docs: ClassVar[int] = DEFAULT_MIN_DOCS
 
     @property
     def implied_profile(self) -> PositionProfile:
@@ -64,41 +67,41 @@ class Strategy:
         higher_is_better: bool = True,
         dedup: Dedup | None = None,
         top_k: int | None = None,
-        min_docs: int = DEFAULT_MIN_DOCS,
+        min_docs: int | None = None,
         profile: PositionProfile | None = None,
     ) -> PlacementPlan:
         """Rank ``items`` and place them by this strategy (see :func:`litm.placement.place`)."""
-        if isinstance(min_docs, bool) or not isinstance(min_docs, int) or min_docs < 0:
-            raise LitmError(f"min_docs must be a non-negative integer, got {min_docs!r}")
-        ranking = rank(list(items), rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
-        ranked = ranking.ranked
-        n = len(ranked)
+        threshold = self.min_docs if min_docs is None else check_count("min_docs", min_docs)
+        if isinstance(items, (str, bytes)) or not isinstance(items, Iterable) or isinstance(items, Mapping):
+            raise InvalidDocumentError(f"expected a list of documents, got {type(items).__name__}")
+        items = list(items)
+        ranks = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
+        kept, docs, relevance = ranks.kept, ranks.docs, ranks.relevance
+        n = len(kept)
         weights = (profile or self.implied_profile).slot_weights(n)
 
         note: str | None = None
-        if n < min_docs:
-            # Too few documents for reordering to help: keep the caller's order (input order, not rank).
-            note = f"{n} document(s) is below min_docs={min_docs}: input order kept"
-            by_input = sorted(ranked, key=lambda r: r.input_index)
-            slots = tuple(
-                SlotInfo(s + 1, r.rank, r.input_index, r.doc, weights[s], "input order kept (below min_docs)")
-                for s, r in enumerate(by_input)
-            )
-            order = by_input
+        if n < threshold:
+            # Too few documents for reordering to help: keep the rank order (the retriever's, or the scores').
+            note = f"{n} document(s) is below min_docs={threshold}: rank order kept"
+            order = list(range(n))
+            reasons = ["rank order kept (below min_docs)"] * n
         else:
-            arrangement = self.arrange(n)
-            if sorted(arrangement) != list(range(n)):
-                raise LitmError(f"strategy {self!r} returned {arrangement!r}, not a permutation of range({n})")
-            order = [ranked[i] for i in arrangement]
-            slots = tuple(
-                SlotInfo(s + 1, r.rank, r.input_index, r.doc, weights[s], self.why(r.rank, s + 1, n))
-                for s, r in enumerate(order)
-            )
+            order = self.arrange(n)
+            # Equal as numbers is not enough: 1.0 == 1, but a float cannot index the ranking.
+            if sorted(order) != list(range(n)) or not all(type(r) is int for r in order):
+                raise InvalidStrategyError(f"strategy {self!r} returned {order!r}, not a permutation of range({n})")
+            reasons = [self.why(r + 1, s + 1, n) for s, r in enumerate(order)]
+        # order[s] is the 0-based rank in slot s; kept[r] that rank's input index.
+        slots = tuple(
+            SlotInfo(s + 1, r + 1, kept[r], docs[kept[r]], weights[s], reasons[s], relevance[r])
+            for s, r in enumerate(order)
+        )
         return PlacementPlan(
             strategy=self.name or type(self).__name__,
             slots=slots,
-            items=tuple(r.item for r in order),
-            dropped=ranking.dropped,
+            items=tuple(items[kept[r]] for r in order),
+            dropped=ranks.dropped,
             note=note,
             profile_name=(profile or self.implied_profile).name,
         )

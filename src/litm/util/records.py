@@ -14,9 +14,14 @@ __all__ = ["parse_records", "read_records"]
 def parse_records(text: str, *, source: str = "input") -> list[Any]:
     """Parse JSON Lines (one value per non-blank line) or a single JSON array.
 
+    A text that starts with ``[`` is one JSON array unless more values follow it, in which case it is
+    JSON Lines whose records are arrays (``[document, score]`` pairs, for example).
+
     Example:
         >>> parse_records('{"text": "a"}\\n"b"\\n')
         [{'text': 'a'}, 'b']
+        >>> parse_records('["a", 0.9]\\n["b", 0.4]\\n')
+        [['a', 0.9], ['b', 0.4]]
     """
     stripped = text.lstrip("\ufeff").strip()
     if not stripped:
@@ -25,10 +30,12 @@ def parse_records(text: str, *, source: str = "input") -> list[Any]:
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError as exc:
-            raise InputFormatError(f"{source}: invalid JSON array at line {exc.lineno}: {exc.msg}") from None
-        if not isinstance(data, list):
-            raise InputFormatError(f"{source}: expected a JSON array or JSON Lines")
-        return data
+            if exc.msg != "Extra data":
+                raise InputFormatError(f"{source}: invalid JSON array at line {exc.lineno}: {exc.msg}") from None
+        else:
+            if not isinstance(data, list):
+                raise InputFormatError(f"{source}: expected a JSON array or JSON Lines")
+            return data
     records: list[Any] = []
     # Split on "\n" only: str.splitlines() also breaks on U+2028/U+0085, which JSON strings may hold raw.
     for lineno, line in enumerate(stripped.split("\n"), start=1):
