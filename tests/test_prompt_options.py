@@ -240,6 +240,8 @@ def test_deprecated_placement_serialises_by_name() -> None:
         (lambda d: {**d, "init_parameters": {"anchors": {"scores": True, "colour": 1}}}, "unknown anchors field"),
         (lambda d: {**d, "init_parameters": {"layout": {"question_position": "middle"}}}, "question_position"),
         (lambda d: {**d, "init_parameters": {"wording": []}}, "wording must be a JSON object"),
+        (lambda d: {**d, "init_parameters": {"escaping": {"chat_template": {"source": "x", "tokens": 5}}}}, "tokens"),
+        (lambda d: {**d, "init_parameters": {"escaping": {"chat_template": {"source": "x", "eos": ""}}}}, "eos"),
     ],
 )
 def test_from_dict_refuses_what_it_cannot_read(change: Any, fragment: str) -> None:

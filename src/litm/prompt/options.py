@@ -166,7 +166,10 @@ class Escaping:
             unknown = sorted(set(template) - known)
             if unknown:
                 raise PromptOptionError(f"unknown escaping.chat_template field(s) {', '.join(unknown)}")
-            values["chat_template"] = ChatTemplate(**{**template, "tokens": tuple(template.get("tokens", ()))})
+            tokens = template.get("tokens", ())
+            if isinstance(tokens, str) or not isinstance(tokens, list | tuple):
+                raise PromptOptionError("escaping.chat_template.tokens must be a list of strings")
+            values["chat_template"] = ChatTemplate(**{**template, "tokens": tuple(tokens)})
         return cls(**values)
 
     def __getstate__(self) -> dict[str, Any]:
