@@ -29,8 +29,9 @@ from litm.errors import PromptError
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan
 from litm.prompt.anchors import STYLES
+from litm.prompt.blocks import ParsedBlock
 from litm.prompt.escape import Neutralizer
-from litm.prompt.styles import ParsedBlock, get_style
+from litm.prompt.styles import get_style
 from litm.prompt.templates import LANGS, PromptTemplate
 
 

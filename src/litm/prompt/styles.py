@@ -33,14 +33,15 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litm.errors import PromptError
 from litm.placement.documents import Doc, to_doc
 from litm.placement.plan import SlotInfo
 from litm.prompt.anchors import STYLES, AnchorOptions, shown_score
+from litm.prompt.blocks import ParsedBlock, scan_closed
 from litm.prompt.escape import XML_ATTR, Entities, Neutralizer
 from litm.prompt.templates import PromptTemplate
 
@@ -48,7 +49,6 @@ __all__ = [
     "AnchorStyle",
     "BracketStyle",
     "LiuStyle",
-    "ParsedBlock",
     "RenderedBlock",
     "XmlStyle",
     "block_slots",
@@ -56,53 +56,6 @@ __all__ = [
     "render_blocks",
     "render_documents",
 ]
-
-
-@dataclass(frozen=True)
-class ParsedBlock:
-    """One document block read back: its id, original text, and header fields (un-escaped).
-
-    ``attrs`` maps the header's own field names (``position`` or ``位置`` in ``xml``, ``POSITION`` in
-    ``bracket``) to values; ``position``, ``score``, ``rank``, ``title``, ``source`` and ``middle`` read
-    them whatever the style and language. ``start``/``end`` delimit the block in the string it was
-    parsed from (for messages: in that message's content).
-    """
-
-    id: str
-    text: str
-    attrs: Mapping[str, str]
-    template: PromptTemplate = field(repr=False)
-    start: int = 0
-    end: int = 0
-    style: str = "xml"
-
-    def _get(self, key: str) -> str | None:
-        return self.attrs.get(get_style(self.style).keys(self.template)[key])
-
-    @property
-    def position(self) -> str | None:
-        return self._get("position")
-
-    @property
-    def score(self) -> str | None:
-        return self._get("score")
-
-    @property
-    def rank(self) -> str | None:
-        return self._get("rank")
-
-    @property
-    def title(self) -> str | None:
-        return self._get("title")
-
-    @property
-    def source(self) -> str | None:
-        return self._get("source")
-
-    @property
-    def middle(self) -> bool:
-        keys = get_style(self.style).keys(self.template)
-        return self.attrs.get(keys["zone"]) == keys["middle"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,50 +139,6 @@ class AnchorStyle:
                 yield "source", doc.source
 
 
-def _scan_closed(
-    text: str,
-    *,
-    anchor: re.Pattern[str],
-    opening: re.Pattern[str],
-    closing: re.Pattern[str],
-    read_header: Callable[[re.Match[str], int], dict[str, str]],
-    id_key: str,
-    unescape: Callable[[str], str],
-    neutralizer: Neutralizer,
-    template: PromptTemplate,
-    style: str,
-) -> list[ParsedBlock]:
-    """Blocks of a style that opens with a header line and closes with a tag that may name the id.
-
-    ``anchor`` finds anything anchor-like (in any case): each occurrence must be part of a well-formed
-    block. Since a document body cannot contain an anchor (it is escaped), the first anchor after a
-    header is that block's closing tag.
-    """
-    blocks: list[ParsedBlock] = []
-    pos = 0
-    while True:
-        m = anchor.search(text, pos)
-        if m is None:
-            return blocks
-        head = opening.match(text, m.start())
-        if head is None:
-            found = text[m.start() : m.start() + 40]
-            raise PromptError(f"malformed prompt: {found!r} at offset {m.start()} is not a document header")
-        attrs = read_header(head, m.start())
-        if id_key not in attrs:
-            raise PromptError(f"malformed prompt: header at offset {m.start()} has no {id_key!r}")
-        doc_id = attrs[id_key]
-        nxt = anchor.search(text, head.end())
-        end = closing.match(text, nxt.start() - 1) if nxt is not None and nxt.start() > head.end() else None
-        if nxt is None or end is None:
-            raise PromptError(f"malformed prompt: document {doc_id!r} is not closed")
-        if end.group(1) is not None and unescape(end.group(1)) != doc_id:
-            raise PromptError(f"malformed prompt: document {doc_id!r} is closed by {unescape(end.group(1))!r}")
-        body = text[head.end() : end.start()]
-        blocks.append(ParsedBlock(doc_id, neutralizer.restore(body), attrs, template, m.start(), end.end(), style))
-        pos = end.end()
-
-
 class XmlStyle(AnchorStyle):
     """``<tag id="x" position="1/3" score="0.9" title="t" source="s" zone="middle">``, text, ``</tag id="x">``."""
 
@@ -281,7 +190,7 @@ class XmlStyle(AnchorStyle):
                 attrs[name] = XML_ATTR.unescape(value, neutralizer)
             return attrs
 
-        return _scan_closed(
+        return scan_closed(
             text,
             anchor=re.compile(rf"</?{tag}", re.IGNORECASE),
             opening=re.compile(rf'<{tag}((?: [^\W\d][\w.:-]*="[^"]*")*)>\n'),
@@ -292,6 +201,7 @@ class XmlStyle(AnchorStyle):
             neutralizer=neutralizer,
             template=template,
             style=self.name,
+            keys=self.keys(template),
         )
 
 
@@ -359,7 +269,7 @@ class BracketStyle(AnchorStyle):
                 attrs[m.group(1)] = _BRACKET_VALUE.unescape(m.group(2), neutralizer)
             return attrs
 
-        return _scan_closed(
+        return scan_closed(
             text,
             anchor=re.compile(r"\[/?DOC_ID", re.IGNORECASE),
             opening=re.compile(r"\[(DOC_ID: [^\[\]\n]*)\]\n"),
@@ -370,6 +280,7 @@ class BracketStyle(AnchorStyle):
             neutralizer=neutralizer,
             template=template,
             style=self.name,
+            keys=self.keys(template),
         )
 
 
