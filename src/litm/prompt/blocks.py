@@ -72,7 +72,7 @@ def scan_closed(
     anchor: re.Pattern[str],
     opening: re.Pattern[str],
     closing: re.Pattern[str],
-    read_header: Callable[[re.Match[str], int], dict[str, str]],
+    read_header: Callable[[re.Match[str], int], list[tuple[str, str]]],
     id_key: str,
     unescape: Callable[[str], str],
     neutralizer: Neutralizer,
@@ -84,7 +84,8 @@ def scan_closed(
 
     ``anchor`` finds anything anchor-like (in any case): each occurrence must be part of a well-formed
     block. Since a document body cannot contain an anchor (it is escaped), the first anchor after a
-    header is that block's closing tag.
+    header is that block's closing tag. ``read_header`` splits a matched header into its (name, escaped
+    value) fields; ``unescape`` restores a value.
     """
     blocks: list[ParsedBlock] = []
     pos = 0
@@ -96,7 +97,11 @@ def scan_closed(
         if head is None:
             found = text[m.start() : m.start() + 40]
             raise PromptError(f"malformed prompt: {found!r} at offset {m.start()} is not a document header")
-        attrs = read_header(head, m.start())
+        attrs: dict[str, str] = {}
+        for name, value in read_header(head, m.start()):
+            if name in attrs:
+                raise PromptError(f"malformed prompt: header at offset {m.start()} repeats {name!r}")
+            attrs[name] = unescape(value)
         if id_key not in attrs:
             raise PromptError(f"malformed prompt: header at offset {m.start()} has no {id_key!r}")
         doc_id = attrs[id_key]

@@ -182,13 +182,8 @@ class XmlStyle(AnchorStyle):
     def scan(self, text: str, template: PromptTemplate, neutralizer: Neutralizer) -> list[ParsedBlock]:
         tag = re.escape(template.tag)
 
-        def read_header(head: re.Match[str], at: int) -> dict[str, str]:
-            attrs: dict[str, str] = {}
-            for name, value in self._attr.findall(head.group(1)):
-                if name in attrs:
-                    raise PromptError(f"malformed prompt: header at offset {at} repeats {name!r}")
-                attrs[name] = XML_ATTR.unescape(value, neutralizer)
-            return attrs
+        def read_header(head: re.Match[str], at: int) -> list[tuple[str, str]]:
+            return [(name, value) for name, value in self._attr.findall(head.group(1))]
 
         return scan_closed(
             text,
@@ -253,21 +248,19 @@ class BracketStyle(AnchorStyle):
         return RenderedBlock(f"{header}\n{nz.neutralize(slot.doc.text)}\n{closing}", (header, closing), middle)
 
     def scan(self, text: str, template: PromptTemplate, neutralizer: Neutralizer) -> list[ParsedBlock]:
-        def read_header(head: re.Match[str], at: int) -> dict[str, str]:
+        def read_header(head: re.Match[str], at: int) -> list[tuple[str, str]]:
             # Values hold no "|" (it is an entity), so splitting on it is exact; each separator is " | ",
             # so every piece but the first starts with a space and every piece but the last ends with one.
             parts = head.group(1).split("|")
-            attrs: dict[str, str] = {}
+            fields: list[tuple[str, str]] = []
             for i, part in enumerate(parts):
                 first, last = i == 0, i == len(parts) - 1
                 well_formed = (first or part.startswith(" ")) and (last or part.endswith(" "))
                 m = _BRACKET_FIELD.fullmatch(part[0 if first else 1 : len(part) if last else -1])
                 if m is None or not well_formed:
                     raise PromptError(f"malformed prompt: header at offset {at} has a malformed field")
-                if m.group(1) in attrs:
-                    raise PromptError(f"malformed prompt: header at offset {at} repeats {m.group(1)!r}")
-                attrs[m.group(1)] = _BRACKET_VALUE.unescape(m.group(2), neutralizer)
-            return attrs
+                fields.append((m.group(1), m.group(2)))
+            return fields
 
         return scan_closed(
             text,
