@@ -58,12 +58,13 @@ def test_every_declared_style_has_one_implementation() -> None:
 
 
 def test_bracket_style_is_the_field_reports_format() -> None:
-    p = build_prompt(DOCS[:2], "Q?", style="bracket", positions=False, sources=False, recap=False)
+    # Scores as given ("raw"): the format is under test here, relevance has its own tests below.
+    p = build_prompt(DOCS[:2], "Q?", style="bracket", positions=False, sources=False, recap=False, score_as="raw")
     assert p.user.split("\n\n")[1:3] == [
         "[DOC_ID: nobel-1901 | REL_SCORE: 0.92]\n" + DOCS[0]["text"] + "\n[/DOC_ID: nobel-1901]",
         "[DOC_ID: cup-1878 | REL_SCORE: 0.41]\n" + DOCS[1]["text"] + "\n[/DOC_ID: cup-1878]",
     ]
-    full = build_prompt(DOCS, "Q?", style="bracket", middle_marker=True, closing_ids=False)
+    full = build_prompt(DOCS, "Q?", style="bracket", middle_marker=True, closing_ids=False, score_as="raw")
     cup = "[DOC_ID: cup-1878 | REL_SCORE: 0.41 | POSITION: 2/6 | TITLE: Melbourne Cup | SOURCE: wiki/Melbourne_Cup]"
     assert cup in full.user
     assert "[DOC_ID: jnanpith | REL_SCORE: 0.55 | POSITION: 3/6 | TITLE: Jnanpith Award | ZONE: MIDDLE]" in full.user
@@ -111,7 +112,9 @@ def test_bracket_parse_is_strict() -> None:
 
 
 def test_bracket_labels_do_not_change_with_the_language() -> None:
-    p = build_prompt(DOCS[:3], "问题?", style="bracket", lang="zh", middle_marker=True, middle_width=1.0)
+    p = build_prompt(
+        DOCS[:3], "问题?", style="bracket", lang="zh", middle_marker=True, middle_width=1.0, score_as="raw"
+    )
     assert "[DOC_ID: jnanpith | REL_SCORE: 0.55 | POSITION: 3/3 | TITLE: Jnanpith Award]" in p.user
     assert "标记为 ZONE: MIDDLE 的文档" in p.user
     assert parse_prompt(p.text).ids == [d["id"] for d in DOCS[:3]]
