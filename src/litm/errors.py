@@ -85,6 +85,11 @@ class PromptError(LitmError, ValueError):
     """A prompt cannot be built or parsed (bad template, unknown format or language, malformed prompt)."""
 
 
+class PromptOptionError(PromptError, InvalidOptionError):
+    """A prompt option is invalid: both a :class:`PromptError` (as prompt settings always raised) and an
+    :class:`InvalidOptionError`, so either ``except`` catches it."""
+
+
 class ModelError(LitmError, RuntimeError):
     """A model backend failed (server down, request rejected, bad response)."""
 

@@ -14,12 +14,15 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from litm.bench.data import Passage
+from litm.errors import InvalidOptionError
 from litm.placement import RandomOrder, Strategy, get_strategy, place
+from litm.placement.documents import Doc
 from litm.placement.profile import PositionProfile
-from litm.prompt import PromptBuilder
+from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording
 
 __all__ = [
     "ARMS",
@@ -41,10 +44,7 @@ FIXED_STRATEGIES: tuple[str, ...] = ("edges", "pyramid", "langchain")
 #: Prompt arms of the anchor ablation: formatting x question position.
 ARMS: tuple[str, ...] = ("plain", "plain-both", "anchored", "anchored-both")
 
-LIU_INSTRUCTION = (
-    "Write a high-quality answer for the given question using only the provided search results "
-    "(some of which might be irrelevant)."
-)
+LIU_INSTRUCTION = PromptTemplate.for_lang("en").liu_instruction
 _CLOSED_BOOK_INSTRUCTION = "Write a high-quality answer for the given question."
 
 
@@ -58,7 +58,7 @@ def strategy_for(name: str, *, seed: int = 0, profile: PositionProfile | None = 
     if name == "random":
         return RandomOrder(seed)
     if name == "profile" and profile is None:
-        raise ValueError("the profile strategy needs a measured profile")
+        raise InvalidOptionError("the profile strategy needs a measured profile")
     return get_strategy(name, profile=profile)
 
 
@@ -84,27 +84,36 @@ def rank_score(rank: int) -> float:
     return round(max(1.0 - 0.05 * (rank - 1), 0.05), 2)
 
 
+# Liu et al.'s format through litm's own renderer: "Document [i](Title: t) text" lines, their instruction,
+# the question after (and, for "-both", before) the documents, no recap. The committed benchmark runs were
+# made with exactly these bytes (tests/test_bench_design.py checks them against the recorded prompt hashes).
+_PLAIN = AnchorOptions(style="liu", recap=False)
+# litm's own anchors (ids, scores, position, closing tags, middle marker); Liu's instruction so that only
+# the formatting differs from the plain arm. No recap line: it invites "[id]" answers. The synthetic rank
+# scores are shown as given ("raw"), as in the committed runs.
+_ANCHORED = AnchorOptions(middle_marker=True, recap=False, sources=True, score_as="raw")
+
+
+@lru_cache(maxsize=4)
+def _builder(anchored: bool, both: bool) -> PromptBuilder:
+    return PromptBuilder(
+        wording=Wording(instruction=LIU_INSTRUCTION),
+        anchors=_ANCHORED if anchored else _PLAIN,
+        layout=Layout(question_position="both" if both else "after"),
+    )
+
+
 def _liu(docs: Sequence[Passage], question: str, *, both: bool) -> str:
-    body = "\n".join(f"Document [{i}](Title: {d.title}) {d.text}" for i, d in enumerate(docs, start=1))
-    before = f"Question: {question}\n\n" if both else ""
-    return f"{LIU_INSTRUCTION}\n\n{before}{body}\n\nQuestion: {question}\nAnswer:"
+    payload = [Doc(text=d.text, id=f"doc-{i}", title=d.title) for i, d in enumerate(docs, start=1)]
+    return _builder(False, both).build(payload, question).text
 
 
 def _anchored(docs: Sequence[Passage], ranks: Sequence[int], question: str, *, both: bool) -> str:
-    # litm's own anchors (ids, scores, position, closing tags, middle marker); Liu's instruction so that
-    # only the formatting differs from the plain arm. No recap line: it invites "[id]" answers.
-    builder = PromptBuilder(
-        instruction=LIU_INSTRUCTION,
-        middle_marker=True,
-        recap=False,
-        sources=True,
-        question_position="both" if both else "after",
-    )
     payload: list[dict[str, Any]] = [
         {"id": f"doc-{r}", "title": d.title, "text": d.text, "score": rank_score(r)}
         for d, r in zip(docs, ranks, strict=True)
     ]
-    return builder.build(payload, question).text
+    return _builder(True, both).build(payload, question).text
 
 
 def build_prompt(docs: Sequence[Passage], ranks: Sequence[int], question: str, arm: str = "plain") -> str:
@@ -118,7 +127,7 @@ def build_prompt(docs: Sequence[Passage], ranks: Sequence[int], question: str, a
     'Document [1](Title: T) Paris is in France.'
     """
     if arm not in ARMS:
-        raise ValueError(f"unknown prompt arm {arm!r}; choose from {', '.join(ARMS)}")
+        raise InvalidOptionError(f"unknown prompt arm {arm!r}; choose from {', '.join(ARMS)}")
     both = arm.endswith("-both")
     if arm.startswith("anchored"):
         return _anchored(docs, ranks, question, both=both)

@@ -23,6 +23,7 @@ import typer
 from litm.cli import app
 from litm.placement import place
 from litm.placement.profile import PositionProfile
+from litm.prompt import render_documents
 from litm.util.records import parse_records
 
 # The demo grid: a few minutes on 2 CPU cores with prefix reuse; --quick: seconds (used by the tests).
@@ -71,11 +72,10 @@ def _probe(out: Path, quick: bool, progress: bool, threads: int | None) -> Posit
 
 def _answer(question: dict[str, Any], placed: list[dict[str, Any]], threads: int | None) -> None:
     from litm.eval.scoring import normalize
-    from litm.probe.items import render_docs
     from litm.probe.layouts import LAYOUTS
 
     prompt = LAYOUTS["plain"].render(
-        document=render_docs([(str(d.get("title", "")), str(d["text"])) for d in placed]),
+        document=render_documents(placed, "liu"),
         question=f"Question: {question['question']}",
         instruction="Write a high-quality answer for the given question using only the provided search results "
         "(some of which might be irrelevant).",

@@ -10,10 +10,10 @@ import typer
 
 from litm.cli import app
 from litm.cli._input import load_input
-from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, RankByOpt, check_strategy
+from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, RankByOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.errors import PromptError
 from litm.placement.profile import PositionProfile
-from litm.prompt import ChatTemplate, PromptBuilder, PromptTemplate
+from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Layout, PromptTemplate, Wording, build_prompt
 
 
 def _chat_template(path: Path) -> ChatTemplate:
@@ -40,6 +40,12 @@ def prompt_cmd(
     top_k: int | None = typer.Option(None, "--top-k", min=0, help="Keep only the K best-ranked documents."),
     profile: Path | None = typer.Option(
         None, "--profile", help="Position profile JSON: drives --strategy profile and the middle zone."
+    ),
+    style: StyleOpt = typer.Option(
+        "xml", "--style", help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s."
+    ),
+    score_as: ScoreAsOpt = typer.Option(
+        "relevance", "--score-as", help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank."
     ),
     no_scores: bool = typer.Option(False, "--no-scores", help="Leave relevance scores out of the headers."),
     no_positions: bool = typer.Option(False, "--no-positions", help="Leave positions ('3/10') out of the headers."),
@@ -76,27 +82,30 @@ def prompt_cmd(
         base = PromptTemplate.load(template, lang=lang.value)
     else:
         base = PromptTemplate.for_lang(lang.value)
-    builder = PromptBuilder(
-        template=base,
-        system=system,
-        instruction=instruction,
-        answer_cue=answer_cue,
-        positions=not no_positions,
-        scores=not no_scores,
-        sources=not no_sources,
-        closing_ids=not no_closing_ids,
-        middle_marker=middle_marker,
-        recap=not no_recap,
-        middle_width=middle_width,
-        middle_profile=prof if middle_marker else None,
-        question_position=question_position.value,
-        repeat_instruction=repeat_instruction,
+    prompt = build_prompt(
+        records,
+        question,
         strategy=strategy,
         placement=placement,
-        special_tokens=special_tokens,
-        chat_template=_chat_template(chat_template) if chat_template is not None else None,
+        wording=Wording(template=base, system=system, instruction=instruction, answer_cue=answer_cue),
+        anchors=AnchorOptions(
+            style=style.value,
+            positions=not no_positions,
+            scores=not no_scores,
+            score_as=score_as.value,
+            sources=not no_sources,
+            closing_ids=not no_closing_ids,
+            middle_marker=middle_marker,
+            recap=not no_recap,
+            middle_width=middle_width,
+            middle_profile=prof if middle_marker else None,
+        ),
+        layout=Layout(question_position=question_position.value, repeat_instruction=repeat_instruction),
+        escaping=Escaping(
+            special_tokens=tuple(special_tokens),
+            chat_template=_chat_template(chat_template) if chat_template is not None else None,
+        ),
     )
-    prompt = builder.build(records, question)
     rendered = prompt.render(fmt.value)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")  # prompts carry any script; the locale may not

@@ -26,10 +26,12 @@ from typing import Any
 
 from litm.eval.datasets import kv_examples, nq_rows
 from litm.eval.scoring import normalize
+from litm.placement.documents import Doc
 from litm.probe.corpus import Corpus
 from litm.probe.errors import ProbeError
 from litm.probe.layouts import Layout
 from litm.probe.tasks import BuiltPrompt, Task, TaskInstance
+from litm.prompt import render_documents
 
 __all__ = ["DocQATask", "ItemTask", "KVTask", "render_docs", "render_kv"]
 
@@ -68,8 +70,9 @@ def render_kv(pairs: Sequence[tuple[str, str]]) -> str:
 
 
 def render_docs(docs: Sequence[tuple[str, str]]) -> str:
-    """Liu et al.'s search-result format: ``Document [i](Title: t) text``, one per line."""
-    return "\n".join(f"Document [{i}](Title: {t}) {x}" for i, (t, x) in enumerate(docs, start=1))
+    """Liu et al.'s search-result format, ``Document [i](Title: t) text`` one per line, from ``(title, text)``
+    pairs: litm's one renderer of that style (:func:`litm.prompt.render_documents`, style ``liu``)."""
+    return render_documents([Doc(text=x, id=f"doc-{i}", title=t) for i, (t, x) in enumerate(docs, start=1)], "liu")
 
 
 def _fit(render_n: Callable[[int], str], count: Callable[[str], int], target: int, upper: int) -> int:

@@ -1,11 +1,15 @@
 """Prompt assembly: anchored, injection-safe prompts in every chat format.
 
 Build a prompt from placed documents and a question, with structural anchors (a header per
-document with id, position, score and source; a closing tag naming the id; an optional marker on
-the middle zone; a recap of the ids for citations), the question after the documents, and every
-untrusted text neutralised so it cannot forge a chat turn or an anchor. Render it as plain text,
-OpenAI messages, Anthropic arguments, ChatML, or with a model's own Jinja chat template; parse it
-back; map an answer's ``[id]`` citations to the documents.
+document with id, position, relevance and source; a closing tag naming the id; an optional marker on
+the middle zone; a recap of the ids for citations) in one of three styles (litm's XML-like tags, the
+field report's ``[DOC_ID: x | REL_SCORE: s]`` brackets, Liu et al.'s numbered search results), the
+question after the documents, and every untrusted text neutralised so it cannot forge a chat turn or
+an anchor. Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or with a model's
+own Jinja chat template; parse it back; map an answer's ``[id]`` citations to the documents.
+
+A :class:`PromptBuilder` is made of four option objects (:class:`Wording`, :class:`AnchorOptions`,
+:class:`Layout`, :class:`Escaping`); :func:`build_prompt` places and builds in one call.
 
 Example:
     >>> from litm.prompt import build_prompt
@@ -19,28 +23,35 @@ Example:
     ['a']
 """
 
-from litm.prompt.anchors import AnchorOptions, middle_slots
-from litm.prompt.builder import QUESTION_POSITIONS, PromptBuilder, QuestionPosition, build_prompt
+from litm.prompt.anchors import SCORE_AS, STYLES, AnchorOptions, ScoreAs, Style, middle_slots
+from litm.prompt.builder import BUILDER_FORMAT_VERSION, PromptBuilder, build_prompt
 from litm.prompt.chat_template import ChatTemplate, template_tokens
 from litm.prompt.escape import ANCHOR_TAGS, DEFAULT_SPECIAL_TOKENS, Neutralizer
 from litm.prompt.formats import FORMATS, Format
+from litm.prompt.options import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
 from litm.prompt.parse import Citation, Citations, ParsedBlock, ParsedPrompt, parse_citations, parse_prompt
 from litm.prompt.prompt import DocBlock, Prompt
+from litm.prompt.styles import render_documents
 from litm.prompt.templates import LANGS, Lang, PromptTemplate
 
 __all__ = [
     "ANCHOR_TAGS",
+    "BUILDER_FORMAT_VERSION",
     "DEFAULT_SPECIAL_TOKENS",
     "FORMATS",
     "LANGS",
     "QUESTION_POSITIONS",
+    "SCORE_AS",
+    "STYLES",
     "AnchorOptions",
     "ChatTemplate",
     "Citation",
     "Citations",
     "DocBlock",
+    "Escaping",
     "Format",
     "Lang",
+    "Layout",
     "Neutralizer",
     "ParsedBlock",
     "ParsedPrompt",
@@ -48,9 +59,13 @@ __all__ = [
     "PromptBuilder",
     "PromptTemplate",
     "QuestionPosition",
+    "ScoreAs",
+    "Style",
+    "Wording",
     "build_prompt",
     "middle_slots",
     "parse_citations",
     "parse_prompt",
+    "render_documents",
     "template_tokens",
 ]

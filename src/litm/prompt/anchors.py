@@ -1,46 +1,81 @@
-"""Structural anchors: the header and closing tag around each document, and the middle zone.
+"""Structural anchors: which anchors a prompt carries, the middle zone, and the relevance a header shows.
 
-A document block is exactly three parts joined by newlines: a header line, the neutralised text,
-and a closing line::
+:class:`AnchorOptions` holds every anchor choice: the anchor **style** (how a document block is
+written, see :mod:`litm.prompt.styles`), the header fields (position, score, title and source), closing
+ids, the middle-zone marker and how the zone is found, and the closing recap of ids. With the default
+``xml`` style a document block is exactly three lines::
 
     <document id="nq-0" position="1/6" score="0.857" title="Nobel Prize" source="NQ-Open">
     The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen ...
     </document id="nq-0">
 
-Attribute values are entity-escaped and neutralised (:func:`~litm.prompt.escape.escape_attr`), so a
-title cannot close the header, and a document body can never contain ``<document`` or
-``</document`` (they are escaped), so the first closing line after a header ends its block.
+The score a header shows is a *relevance* in [0, 1] where 1 is the best document (see
+:func:`shown_score`), never a raw distance, or the rank alone with ``score_as="rank"``.
 
 Example:
     >>> sorted(middle_slots(6, width=0.5))
     [3, 4]
     >>> sorted(middle_slots(6, profile=PositionProfile.pyramid()))
     [3, 4]
+    >>> AnchorOptions(style="bracket", positions=False).style
+    'bracket'
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from litm.errors import PromptError
-from litm.placement.documents import Doc
+from litm.errors import InvalidProfileError, PromptOptionError
+from litm.placement.plan import SlotInfo
 from litm.placement.profile import PositionProfile
-from litm.prompt.escape import Neutralizer, escape_attr
-from litm.prompt.templates import PromptTemplate
+from litm.prompt._options import checked_keys, field_values, replace_fields
 
-__all__ = ["AnchorOptions", "closing_line", "format_score", "header_line", "middle_slots"]
+__all__ = [
+    "SCORE_AS",
+    "STYLES",
+    "AnchorOptions",
+    "ScoreAs",
+    "Style",
+    "format_score",
+    "middle_slots",
+    "shown_score",
+    "slot_relevance",
+]
+
+Style = Literal["xml", "liu", "bracket"]
+#: The anchor styles: litm's XML-like tags (the default), Liu et al.'s numbered search results, and
+#: the field report's ``[DOC_ID: x | REL_SCORE: s]`` ... ``[/DOC_ID: x]`` brackets.
+STYLES: tuple[str, ...] = ("xml", "liu", "bracket")
+
+ScoreAs = Literal["relevance", "raw", "rank"]
+#: What a header's score field shows: the relevance in [0, 1] (1 = best; the default), the score as the
+#: retriever gave it, or the rank alone (1 = best).
+SCORE_AS: tuple[str, ...] = ("relevance", "raw", "rank")
+
+_FLAGS = ("positions", "scores", "sources", "closing_ids", "middle_marker", "recap")
 
 
 @dataclass(frozen=True)
 class AnchorOptions:
-    """Which anchors a prompt carries; every one can be switched off.
+    """Which anchors a prompt carries and how they look; every one can be switched off.
 
-    ``positions`` (``position="3/10"``), ``scores`` (shown only for documents that have one),
-    ``sources`` (title and source, when present), ``closing_ids`` (the closing tag names the id;
-    off: a bare closing tag), ``middle_marker`` (``zone="middle"`` on middle-zone documents) and
-    ``recap`` (a closing line listing every id for citations). The document id itself is always in
-    the header: it is what citations and parsing rely on.
+    ``positions`` (``position="3/10"``), ``scores`` (shown only for documents that have one, as
+    ``score_as`` says), ``sources`` (title and source, when present), ``closing_ids`` (the closing
+    tag names the id; off: a bare closing tag), ``middle_marker`` (``zone="middle"`` on middle-zone
+    documents, plus a note in the instruction) and ``recap`` (a closing line listing every id for
+    citations). The document id itself is always in the header: it is what citations and parsing
+    rely on.
+
+    The middle zone is the central ``middle_width`` of relative positions (default 0.5) or, given
+    ``middle_profile`` (a measured :class:`~litm.placement.profile.PositionProfile`), the slots whose
+    weight lies in its lowest ``middle_threshold`` fraction (see :func:`middle_slots`).
+
+    ``style`` picks the block format (:data:`STYLES`). Each style shows the fields it has room for:
+    ``liu`` ("Document [i](Title: t) text") shows the number and title only, and refuses
+    ``middle_marker=True`` (the format has no place for it).
     """
 
     positions: bool = True
@@ -49,54 +84,94 @@ class AnchorOptions:
     closing_ids: bool = True
     middle_marker: bool = False
     recap: bool = True
+    middle_width: float = field(default=0.5, kw_only=True)
+    middle_profile: PositionProfile | None = field(default=None, kw_only=True)
+    middle_threshold: float = field(default=0.5, kw_only=True)
+    style: Style = field(default="xml", kw_only=True)
+    score_as: ScoreAs = field(default="relevance", kw_only=True)
 
     def __post_init__(self) -> None:
-        for name in ("positions", "scores", "sources", "closing_ids", "middle_marker", "recap"):
+        for name in _FLAGS:
             if not isinstance(getattr(self, name), bool):
-                raise PromptError(f"anchor option {name!r} must be True or False, got {getattr(self, name)!r}")
+                raise PromptOptionError(f"anchor option {name!r} must be True or False, got {getattr(self, name)!r}")
+        if self.style not in STYLES:
+            raise PromptOptionError(f"unknown anchor style {self.style!r}; choose from {', '.join(STYLES)}")
+        if self.score_as not in SCORE_AS:
+            raise PromptOptionError(f"score_as must be one of {', '.join(SCORE_AS)}, got {self.score_as!r}")
+        if self.middle_profile is not None and not isinstance(self.middle_profile, PositionProfile):
+            raise PromptOptionError(
+                f"middle_profile must be a PositionProfile, got {type(self.middle_profile).__name__}"
+            )
+        middle_slots(3, width=self.middle_width, threshold=self.middle_threshold)  # validates both numbers
+        # Stored as floats so that 1 and 1.0 make equal options (and equal serialisations).
+        object.__setattr__(self, "middle_width", float(self.middle_width))
+        object.__setattr__(self, "middle_threshold", float(self.middle_threshold))
+        if self.style == "liu" and self.middle_marker:
+            raise PromptOptionError("the liu style has no place for a middle-zone marker; use style 'xml' or 'bracket'")
+
+    def replace(self, **changes: Any) -> AnchorOptions:
+        """A copy with ``changes`` applied (validated like new options)."""
+        return replace_fields(self, changes)
+
+    def middle(self, n: int) -> frozenset[int]:
+        """The slots of ``n`` this prompt marks as middle zone (none without ``middle_marker``)."""
+        if not self.middle_marker:
+            return frozenset()
+        return middle_slots(n, width=self.middle_width, profile=self.middle_profile, threshold=self.middle_threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-ready (the profile in its own versioned form); :meth:`from_dict` reads it."""
+        out = field_values(self)
+        out["middle_profile"] = None if self.middle_profile is None else self.middle_profile.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnchorOptions:
+        """Options from :meth:`to_dict`'s form; missing keys take their defaults, unknown keys are refused."""
+        values = checked_keys(cls, data, "anchors")
+        profile = values.get("middle_profile")
+        if profile is not None:
+            try:
+                values["middle_profile"] = PositionProfile.from_dict(profile)
+            except InvalidProfileError as exc:
+                raise PromptOptionError(f"anchors.middle_profile: {exc}") from None
+        return cls(**values)
 
 
 def format_score(score: float) -> str:
-    """A relevance score as shown in a header: three significant digits (``0.857``, ``12.3``)."""
+    """A score as shown in a header: three significant digits (``0.857``, ``12.3``, ``1``)."""
     return f"{score:.3g}"
 
 
-def header_line(
-    doc: Doc,
-    *,
-    slot: int,
-    n: int,
-    middle: bool,
-    options: AnchorOptions,
-    template: PromptTemplate,
-    neutralizer: Neutralizer,
-) -> str:
-    """The opening anchor of one document (no trailing newline)."""
+def slot_relevance(slot: SlotInfo) -> float | None:
+    """The relevance placement computed for a slot: in [0, 1], 1 for the best document, None unscored.
 
-    def attr(name: str, value: str) -> str:
-        return f' {name}="{escape_attr(value, neutralizer)}"'
-
-    parts = [f"<{template.tag}", attr(template.id_attr, doc.id)]
-    if options.positions:
-        parts.append(attr(template.position_attr, f"{slot}/{n}"))
-    if options.scores and doc.score is not None:
-        parts.append(attr(template.score_attr, format_score(doc.score)))
-    if options.sources:
-        if doc.title is not None:
-            parts.append(attr(template.title_attr, doc.title))
-        if doc.source is not None:
-            parts.append(attr(template.source_attr, doc.source))
-    if middle:
-        parts.append(attr(template.zone_attr, template.middle))
-    parts.append(">")
-    return "".join(parts)
+    The one place that reads it: plans from a litm without ``SlotInfo.relevance`` give None here, and
+    :func:`shown_score` then falls back to the document's own score.
+    """
+    value = getattr(slot, "relevance", None)
+    return None if value is None else float(value)
 
 
-def closing_line(doc: Doc, *, options: AnchorOptions, template: PromptTemplate, neutralizer: Neutralizer) -> str:
-    """The closing anchor of one document: ``</document id="x">``, or ``</document>`` without ids."""
-    if not options.closing_ids:
-        return f"</{template.tag}>"
-    return f'</{template.tag} {template.id_attr}="{escape_attr(doc.id, neutralizer)}">'
+def shown_score(slot: SlotInfo, score_as: ScoreAs) -> tuple[Literal["score", "rank"], str] | None:
+    """What a header shows for a slot's score, as ``(kind, text)``, or None when it shows nothing.
+
+    ``relevance``: the slot's relevance (never a raw distance: 1 is the best document whichever way the
+    retriever scores), or the document's score where no relevance was computed. ``raw``: the
+    document's score as given. ``rank``: the rank (1 = best), for every document.
+
+    Example:
+        >>> from litm.placement import place
+        >>> slot = place([{"text": "x", "score": 0.25}], "none").slots[0]
+        >>> shown_score(slot, "rank"), shown_score(slot, "raw")
+        (('rank', '1'), ('score', '0.25'))
+    """
+    if score_as == "rank":
+        return "rank", str(slot.rank)
+    value = slot.doc.score if score_as == "raw" else slot_relevance(slot)
+    if value is None:
+        value = slot.doc.score
+    return None if value is None else ("score", format_score(value))
 
 
 def middle_slots(
@@ -114,10 +189,12 @@ def middle_slots(
     in the zone when its weight lies in the lowest ``threshold`` fraction of the range of weights
     over the ``n`` slots (a flat profile marks none). Fewer than three documents have no middle.
     """
-    if not (isinstance(width, (int, float)) and math.isfinite(width) and 0.0 <= width <= 1.0):
-        raise PromptError(f"middle_width must be a number in [0, 1], got {width!r}")
-    if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and 0.0 < threshold <= 1.0):
-        raise PromptError(f"middle_threshold must be a number in (0, 1], got {threshold!r}")
+    if not (isinstance(width, (int, float)) and not isinstance(width, bool) and math.isfinite(width)
+            and 0.0 <= width <= 1.0):
+        raise PromptOptionError(f"middle_width must be a number in [0, 1], got {width!r}")
+    if not (isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and math.isfinite(threshold)
+            and 0.0 < threshold <= 1.0):
+        raise PromptOptionError(f"middle_threshold must be a number in (0, 1], got {threshold!r}")
     if n < 3:
         return frozenset()
     if profile is not None:

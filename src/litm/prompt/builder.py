@@ -1,79 +1,160 @@
-"""Building prompts: placed documents plus a question, anchored, neutralised and laid out.
+"""Building prompts: a :class:`PromptBuilder` composed of small option objects, and a one-call helper.
 
-:class:`PromptBuilder` holds the choices (language and wording, anchors, layout, escaping) and
-:meth:`PromptBuilder.build` applies them to documents and a question; :func:`build_prompt` does both
-in one call. The user text is laid out as::
+:class:`PromptBuilder` holds four validated option objects, one per concern:
 
-    instruction (+ middle-zone note)
-    question                      <- only with question_position="before" or "both"
-    <document ...> ... </document ...>   (one block per document, in plan order)
-    recap of the ids              <- recap=True
-    instruction again             <- repeat_instruction=True
-    question                      <- question_position="after" (default) or "both"
+=========== ================================================= ==========================================
+wording     :class:`~litm.prompt.options.Wording`             language or template, system, instruction,
+                                                              answer cue
+anchors     :class:`~litm.prompt.anchors.AnchorOptions`       anchor style, header fields, closing ids,
+                                                              middle zone and marker, recap
+layout      :class:`~litm.prompt.options.Layout`              question position, repeated instruction
+escaping    :class:`~litm.prompt.options.Escaping`            extra special tokens, chat template
+=========== ================================================= ==========================================
 
-System text, when given, travels separately (a system message, or the first paragraph of the
-plain-text form). Documents, the question, and also system and instruction texts are neutralised,
-so the rendered prompt contains exactly the structural tokens litm emitted.
+and :meth:`PromptBuilder.build` applies them to documents and a question (see
+:mod:`litm.prompt.render` for the layout). The builder does not place documents: it keeps the order it
+is given, or a :class:`~litm.placement.plan.PlacementPlan` from :func:`litm.place` (or from ``fit``,
+which ranks, places and trims). :func:`build_prompt` is the one-call convenience: it places with
+``strategy=`` (when given) and then builds.
 
 Example:
-    >>> p = build_prompt(["a", "b", "c", "d", "e", "f"], "Which?", strategy="edges", middle_marker=True)
+    >>> from litm.placement import place
+    >>> b = PromptBuilder(anchors=AnchorOptions(middle_marker=True))
+    >>> p = b.build(place(["a", "b", "c", "d", "e", "f"], "edges"), "Which?")
     >>> p.ids
     ['doc-1', 'doc-3', 'doc-5', 'doc-6', 'doc-4', 'doc-2']
-    >>> [b.slot for b in p.blocks if b.middle]
+    >>> [blk.slot for blk in p.blocks if blk.middle]
     [3, 4]
+    >>> PromptBuilder.from_dict(b.to_dict()) == b
+    True
 """
 
 from __future__ import annotations
 
 import dataclasses
-import string
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+import inspect
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from litm.errors import PromptError
+from litm.errors import PromptError, PromptOptionError
 from litm.placement import Strategy, place
 from litm.placement.plan import PlacementPlan
 from litm.placement.profile import PositionProfile
-from litm.prompt.anchors import AnchorOptions, closing_line, header_line, middle_slots
+from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
-from litm.prompt.prompt import DocBlock, Prompt
+from litm.prompt.options import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
+from litm.prompt.prompt import Prompt, make_prompt
+from litm.prompt.render import neutralizer_for
 from litm.prompt.templates import PromptTemplate
 
-__all__ = ["QUESTION_POSITIONS", "PromptBuilder", "QuestionPosition", "build_prompt"]
+__all__ = ["BUILDER_FORMAT_VERSION", "QUESTION_POSITIONS", "PromptBuilder", "QuestionPosition", "build_prompt"]
 
-QuestionPosition = Literal["after", "before", "both"]
-QUESTION_POSITIONS: tuple[str, ...] = ("after", "before", "both")
+#: The version of :meth:`PromptBuilder.to_dict`'s form; :meth:`PromptBuilder.from_dict` refuses newer ones.
+BUILDER_FORMAT_VERSION = 1
+_TYPE = "litm.prompt.PromptBuilder"
 
-_SEP = "\n\n"
+# The option objects and, for the flat keyword form, which object owns each field name.
+_GROUPS: dict[str, type[Any]] = {"wording": Wording, "anchors": AnchorOptions, "layout": Layout, "escaping": Escaping}
+_OWNER = {f.name: group for group, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
+_PLACE_OPTIONS = frozenset(inspect.signature(place).parameters) - {"items", "strategy"}
+_REMOVED_IN = "0.3"
+
+
+def _options(
+    groups: Mapping[str, Any], flat: Mapping[str, Any], *, caller: str
+) -> tuple[Wording, AnchorOptions, Layout, Escaping]:
+    """The four option objects from ``groups`` (objects or None) and ``flat`` field names.
+
+    A flat name goes to the object that owns it; giving a field both ways is refused, since the two
+    could disagree.
+    """
+    unknown = sorted(set(flat) - set(_OWNER))
+    if unknown:
+        raise PromptOptionError(f"{caller}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OWNER))}")
+    by_group: dict[str, dict[str, Any]] = {}
+    for name, value in flat.items():
+        by_group.setdefault(_OWNER[name], {})[name] = value
+    out: list[Any] = []
+    for group, cls in _GROUPS.items():
+        given, values = groups.get(group), by_group.get(group)
+        if given is not None and not isinstance(given, cls):
+            raise PromptOptionError(f"{group} must be a {cls.__name__}, got {type(given).__name__}")
+        if given is not None and values:
+            raise PromptOptionError(
+                f"{caller}: {', '.join(values)} given beside {group}=; set them in {group}={cls.__name__}(...)"
+            )
+        if values and group == "escaping" and "special_tokens" in values:
+            tokens = values["special_tokens"]
+            values["special_tokens"] = tokens if isinstance(tokens, str) else tuple(tokens)
+        out.append(given if given is not None else cls(**(values or {})))
+    return out[0], out[1], out[2], out[3]
+
+
+def _deprecated_flat(flat: Mapping[str, Any]) -> str:
+    groups: dict[str, list[str]] = {}
+    for name in flat:
+        groups.setdefault(_OWNER.get(name, "?"), []).append(name)
+    parts = [
+        f"{group}={_GROUPS[group].__name__}({', '.join(f'{n}=...' for n in names)})"
+        for group, names in groups.items()
+        if group in _GROUPS
+    ]
+    return (
+        f"PromptBuilder({', '.join(f'{n}=...' for n in flat)}) is deprecated: pass {', '.join(parts)} "
+        f"(the flat keywords go in litm {_REMOVED_IN})"
+    )
+
+
+def _check_placement(strategy: object, placement: object) -> dict[str, Any]:
+    if strategy is not None and not isinstance(strategy, (str, Strategy)):
+        raise PromptOptionError(f"strategy must be a strategy name or a Strategy, got {type(strategy).__name__}")
+    if placement is None:
+        return {}
+    if not isinstance(placement, Mapping):
+        raise PromptOptionError(f"placement must be a mapping of place() arguments, got {type(placement).__name__}")
+    if "strategy" in placement:
+        raise PromptOptionError("pass the strategy as strategy=, not inside placement=")
+    unknown = sorted(set(map(str, placement)) - _PLACE_OPTIONS)
+    if unknown:
+        raise PromptOptionError(
+            f"unknown placement option(s) {', '.join(unknown)}; place() takes {', '.join(sorted(_PLACE_OPTIONS))}"
+        )
+    return dict(placement)
+
+
+def _place(
+    docs: Sequence[Any], strategy: str | Strategy | None, placement: Mapping[str, Any], anchors: AnchorOptions
+) -> PlacementPlan:
+    """Place ``docs`` by ``strategy`` (None: keep their order, still read, check and dedup them)."""
+    if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence):
+        raise PromptError(f"documents must be a list or a PlacementPlan, got {type(docs).__name__}")
+    options = dict(placement)
+    if strategy is None:
+        return place(docs, "none", **{"min_docs": 0, **options})
+    # A measured middle-zone profile also drives the profile strategy unless placement names its own.
+    if anchors.middle_profile is not None and "profile" not in options:
+        options["profile"] = anchors.middle_profile
+    return place(docs, strategy, **options)
 
 
 class PromptBuilder:
     """Reusable prompt settings; :meth:`build` turns documents and a question into a :class:`Prompt`.
 
-    Wording: ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`PromptTemplate`; ``template``
-    replaces it (its own ``lang`` wins). ``system`` and ``instruction`` override the system text
-    (none by default) and the template's instruction (``""`` for none); ``answer_cue`` overrides the
-    plain-text cue (``""`` for none, e.g. when the caller appends its own).
+    ``PromptBuilder(wording=Wording(...), anchors=AnchorOptions(...), layout=Layout(...),
+    escaping=Escaping(...))``; each defaults to its object's defaults. The builder keeps the order of
+    the documents it is given: place them first (:func:`litm.place`, ``fit``) or use
+    :func:`build_prompt`.
 
-    Anchors: ``positions``, ``scores``, ``sources``, ``closing_ids``, ``middle_marker``, ``recap``
-    (see :class:`~litm.prompt.anchors.AnchorOptions`). The middle zone is ``middle_width`` (central
-    fraction, default 0.5) or, given ``middle_profile`` (a measured
-    :class:`~litm.placement.profile.PositionProfile`), the slots whose weight is in its lowest
-    ``middle_threshold`` fraction (see :func:`~litm.prompt.anchors.middle_slots`).
-
-    Layout: ``question_position`` (``"after"``, ``"before"`` or ``"both"``), ``repeat_instruction``.
-
-    Placement: ``strategy`` (a name or :class:`~litm.placement.Strategy`) is applied with
-    :func:`~litm.placement.place` and ``placement`` (extra ``place`` keyword arguments, e.g.
-    ``{"rank_by": "score"}``); without one, documents keep the order given.
-
-    Escaping: ``special_tokens`` adds tokens to neutralise; ``chat_template`` (a
-    :class:`~litm.prompt.chat_template.ChatTemplate` or template string) adds every token that
-    template treats as special and enables format ``"jinja"``.
+    Deprecated (one release, with a :class:`DeprecationWarning`): the flat keywords of litm 0.1
+    (``lang=``, ``scores=``, ``middle_marker=``, ``question_position=``, ``chat_template=``, ... any
+    field of the four objects), which go to the object that owns them; and ``strategy=`` /
+    ``placement=`` (``place()`` arguments), which still place a plain document list in :meth:`build`
+    and stay readable as :attr:`strategy` and :attr:`placement` (``fit`` reads them as a fallback).
 
     Example:
-        >>> b = PromptBuilder(lang="zh", scores=False)
+        >>> b = PromptBuilder(wording=Wording(lang="zh"), anchors=AnchorOptions(scores=False))
         >>> p = b.build([{"id": "a", "text": "巴黎在法国。", "score": 0.9}], "巴黎在哪里")
         >>> p.text.splitlines()[2]
         '<文档 编号="a" 位置="1/1">'
@@ -82,82 +163,108 @@ class PromptBuilder:
     def __init__(
         self,
         *,
-        lang: str = "en",
-        template: PromptTemplate | None = None,
-        system: str | None = None,
-        instruction: str | None = None,
-        answer_cue: str | None = None,
-        positions: bool = True,
-        scores: bool = True,
-        sources: bool = True,
-        closing_ids: bool = True,
-        middle_marker: bool = False,
-        recap: bool = True,
-        middle_width: float = 0.5,
-        middle_profile: PositionProfile | None = None,
-        middle_threshold: float = 0.5,
-        question_position: str = "after",
-        repeat_instruction: bool = False,
-        strategy: str | Strategy | None = None,
-        placement: Mapping[str, Any] | None = None,
-        special_tokens: Iterable[str] = (),
-        chat_template: ChatTemplate | str | None = None,
+        wording: Wording | None = None,
+        anchors: AnchorOptions | None = None,
+        layout: Layout | None = None,
+        escaping: Escaping | None = None,
+        **deprecated: Any,
     ) -> None:
-        if template is None:
-            template = PromptTemplate.for_lang(lang)
-        elif not isinstance(template, PromptTemplate):
-            raise PromptError(f"template must be a PromptTemplate, got {type(template).__name__}")
-        for name, value in (("system", system), ("instruction", instruction), ("answer_cue", answer_cue)):
-            if value is not None and not isinstance(value, str):
-                raise PromptError(f"{name} must be a string or None, got {type(value).__name__}")
-        if question_position not in QUESTION_POSITIONS:
-            raise PromptError(
-                f"question_position must be one of {', '.join(QUESTION_POSITIONS)}, got {question_position!r}"
-            )
-        if not isinstance(repeat_instruction, bool):
-            raise PromptError(f"repeat_instruction must be True or False, got {repeat_instruction!r}")
-        if middle_profile is not None and not isinstance(middle_profile, PositionProfile):
-            raise PromptError(f"middle_profile must be a PositionProfile, got {type(middle_profile).__name__}")
-        middle_slots(3, width=middle_width, threshold=middle_threshold)  # validates both numbers
-        if placement is not None and not isinstance(placement, Mapping):
-            raise PromptError(f"placement must be a mapping of place() arguments, got {type(placement).__name__}")
-        if placement and "strategy" in placement:
-            raise PromptError("pass the strategy as strategy=, not inside placement=")
-        if isinstance(chat_template, str):
-            chat_template = ChatTemplate(chat_template)
-        elif chat_template is not None and not isinstance(chat_template, ChatTemplate):
-            raise PromptError(f"chat_template must be a ChatTemplate or a string, got {type(chat_template).__name__}")
-
-        self.template = template
-        self.system = system
-        self.instruction = template.instruction if instruction is None else instruction
-        self.answer_cue = template.answer_cue if answer_cue is None else answer_cue
-        self.anchors = AnchorOptions(
-            positions=positions,
-            scores=scores,
-            sources=sources,
-            closing_ids=closing_ids,
-            middle_marker=middle_marker,
-            recap=recap,
+        strategy = deprecated.pop("strategy", None)
+        placement = deprecated.pop("placement", None)
+        groups = {"wording": wording, "anchors": anchors, "layout": layout, "escaping": escaping}
+        self._wording, self._anchors, self._layout, self._escaping = _options(
+            groups, deprecated, caller="PromptBuilder"
         )
-        self.middle_width = float(middle_width)
-        self.middle_profile = middle_profile
-        self.middle_threshold = float(middle_threshold)
-        self.question_position = question_position
-        self.repeat_instruction = repeat_instruction
-        self.strategy = strategy
-        self.placement = dict(placement or {})
-        self.chat_template = chat_template
-        tokens = list(special_tokens)
-        if chat_template is not None:
-            tokens.extend(chat_template.special_tokens())
-        self.neutralizer = Neutralizer(tokens, tags=[template.tag])
+        if deprecated:
+            warnings.warn(_deprecated_flat(deprecated), DeprecationWarning, stacklevel=2)
+        self._placement = _check_placement(strategy, placement)
+        self._strategy: str | Strategy | None = strategy
+        if strategy is not None or placement is not None:
+            warnings.warn(
+                "PromptBuilder(strategy=..., placement=...) is deprecated: the builder no longer places. Place "
+                "first with litm.place(docs, strategy, ...) and pass the plan to build(), or let fit() or "
+                f"build_prompt(docs, question, strategy=...) place (goes in litm {_REMOVED_IN})",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        self._neutralizer = neutralizer_for(self._wording, self._anchors, self._escaping)
+
+    # -- the options ------------------------------------------------------------------------------------
+
+    @property
+    def wording(self) -> Wording:
+        return self._wording
+
+    @property
+    def anchors(self) -> AnchorOptions:
+        return self._anchors
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def escaping(self) -> Escaping:
+        return self._escaping
+
+    @property
+    def template(self) -> PromptTemplate:
+        """The prompt template in use (from :attr:`wording`)."""
+        return self._wording.prompt_template
+
+    @property
+    def chat_template(self) -> ChatTemplate | None:
+        return self._escaping.chat_template
+
+    @property
+    def neutralizer(self) -> Neutralizer:
+        """The neutralizer every untrusted text of this builder's prompts goes through."""
+        return self._neutralizer
+
+    @property
+    def strategy(self) -> str | Strategy | None:
+        """Deprecated: the strategy given as ``strategy=`` (None when none was)."""
+        return self._strategy
+
+    @property
+    def placement(self) -> dict[str, Any]:
+        """Deprecated: the ``place()`` arguments given as ``placement=`` (empty when none were)."""
+        return dict(self._placement)
+
+    def replace(
+        self,
+        *,
+        wording: Wording | None = None,
+        anchors: AnchorOptions | None = None,
+        layout: Layout | None = None,
+        escaping: Escaping | None = None,
+    ) -> PromptBuilder:
+        """A builder with some option objects replaced (deprecated placement settings are not carried)."""
+        return PromptBuilder(
+            wording=wording or self._wording,
+            anchors=anchors or self._anchors,
+            layout=layout or self._layout,
+            escaping=escaping or self._escaping,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptBuilder):
+            return NotImplemented
+        return self._state() == other._state()
+
+    __hash__ = None  # type: ignore[assignment]  # the deprecated placement mapping is mutable
+
+    def _state(self) -> tuple[Any, ...]:
+        return (self._wording, self._anchors, self._layout, self._escaping, self._strategy, self._placement)
 
     def __repr__(self) -> str:
+        deprecated = f", strategy={self._strategy!r}" if self._strategy is not None else ""
         return (
-            f"PromptBuilder(lang={self.template.lang!r}, strategy={self.strategy!r}, "
-            f"question_position={self.question_position!r}, anchors={self.anchors!r})"
+            f"PromptBuilder(wording={self._wording!r}, anchors={self._anchors!r}, layout={self._layout!r}, "
+            f"escaping={self._escaping!r}{deprecated})"
         )
+
+    # -- building ---------------------------------------------------------------------------------------
 
     def build(
         self,
@@ -167,154 +274,131 @@ class PromptBuilder:
         system: str | None = None,
         instruction: str | None = None,
     ) -> Prompt:
-        """Place (if a strategy is set), anchor and lay out ``docs`` around ``question``.
+        """Anchor and lay out ``docs`` around ``question``, in the order given.
 
-        ``docs`` is anything :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``,
-        LangChain / LlamaIndex / Haystack documents) or a :class:`~litm.placement.plan.PlacementPlan`, used
-        as is. Ids must be unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`;
-        pass ``placement={"dedup": "id"}`` to merge them). ``system`` and ``instruction`` override
-        the builder's for this prompt.
+        ``docs`` is a :class:`~litm.placement.plan.PlacementPlan`, used as is, or anything
+        :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``, LangChain / LlamaIndex /
+        Haystack documents), kept in order (with a deprecated ``strategy=``, placed by it). Ids must be
+        unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`; dedup with
+        ``litm.place(docs, "none", dedup="id")``). ``system`` and ``instruction`` override the
+        builder's for this prompt.
         """
         if not isinstance(question, str):
             raise PromptError(f"the question must be a string, got {type(question).__name__}")
         if not question.strip():
             raise PromptError("the question is empty")
-        plan = self._plan(docs)
-        return self._render(plan, question, system, instruction, self.neutralizer)
-
-    # -- internals ---------------------------------------------------------------------------------
-
-    def _plan(self, docs: Sequence[Any] | PlacementPlan) -> PlacementPlan:
-        if isinstance(docs, PlacementPlan):
-            if self.strategy is not None:
-                raise PromptError("got a PlacementPlan and a strategy: the plan is already placed")
-            return docs
-        if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence):
-            raise PromptError(f"documents must be a list or a PlacementPlan, got {type(docs).__name__}")
-        if self.strategy is None:
-            # Already placed by the caller: keep the order, but still read, check and dedup them.
-            return place(docs, "none", min_docs=0, **self.placement)
-        options = dict(self.placement)
-        if self.middle_profile is not None and "profile" not in options:
-            options["profile"] = self.middle_profile
-        return place(docs, self.strategy, **options)
-
-    def _render(
-        self,
-        plan: PlacementPlan,
-        question: str,
-        system: str | None,
-        instruction: str | None,
-        neutralizer: Neutralizer,
-    ) -> Prompt:
-        t, a, nz = self.template, self.anchors, neutralizer
-        system = self.system if system is None else system
-        instruction = self.instruction if instruction is None else instruction
-        n = len(plan.slots)
-        marked = (
-            middle_slots(n, width=self.middle_width, profile=self.middle_profile, threshold=self.middle_threshold)
-            if a.middle_marker
-            else frozenset()
+        plan = docs if isinstance(docs, PlacementPlan) else _place(docs, self._strategy, self._placement, self._anchors)
+        wording = self._wording
+        if system is not None or instruction is not None:
+            changes = {k: v for k, v in (("system", system), ("instruction", instruction)) if v is not None}
+            wording = wording.replace(**changes)
+        return make_prompt(
+            plan, question, wording=wording, anchors=self._anchors, layout=self._layout, escaping=self._escaping,
+            neutralizer=self._neutralizer,
         )
 
-        intro = nz.neutralize(instruction)
-        if marked:
-            names = {"tag": t.tag, "zone": t.zone_attr, "middle": t.middle}
-            note = _fill(t.middle_note, nz, {k: nz.neutralize(v) for k, v in names.items()})
-            # Chinese sentences end in a full-width stop and take no space before the next one.
-            joiner = "" if intro.endswith(("。", "！", "？")) else " "  # noqa: RUF001
-            intro = f"{intro}{joiner}{note}" if intro else note
-        question_line = _fill(t.question, nz, {"question": nz.neutralize(question)})
+    # -- serialisation ----------------------------------------------------------------------------------
 
-        sections: list[str] = []
-        if intro:
-            sections.append(intro)
-        if self.question_position in ("before", "both"):
-            sections.append(question_line)
-        offset = sum(len(s) + len(_SEP) for s in sections)
-        blocks: list[DocBlock] = []
-        anchors: list[str] = []
-        for info in plan.slots:
-            middle = info.slot in marked
-            header = header_line(info.doc, slot=info.slot, n=n, middle=middle, options=a, template=t, neutralizer=nz)
-            closing = closing_line(info.doc, options=a, template=t, neutralizer=nz)
-            anchors.extend((header, closing))
-            block = f"{header}\n{nz.neutralize(info.doc.text)}\n{closing}"
-            blocks.append(DocBlock(info.doc.id, info.slot, info.doc, middle, offset, offset + len(block)))
-            sections.append(block)
-            offset += len(block) + len(_SEP)
-        if a.recap and plan.slots:
-            ids = " ".join(_fill(t.recap_id, nz, {"id": nz.neutralize(s.doc.id)}) for s in plan.slots)
-            sections.append(_fill(t.recap, nz, {"ids": ids, "count": str(n)}))
-        if self.repeat_instruction and instruction:
-            sections.append(nz.neutralize(instruction))
-        if self.question_position in ("after", "both"):
-            sections.append(question_line)
+    def to_dict(self) -> dict[str, Any]:
+        """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape).
 
-        user = _SEP.join(sections)
-        system_text = nz.neutralize(system) if system else None
-        cue = nz.neutralize(self.answer_cue) if self.answer_cue else None
-        _verify(user, system_text, cue, anchors, nz)
+        A deprecated strategy travels by name, with ``placement`` options that are JSON values (a
+        profile in its own form); a :class:`~litm.placement.Strategy` object cannot be serialised.
+        """
+        params: dict[str, Any] = {group: getattr(self, f"_{group}").to_dict() for group in _GROUPS}
+        if self._strategy is not None or self._placement:
+            params["placement"] = _placement_to_dict(self._strategy, self._placement)
+        return {"type": _TYPE, "version": BUILDER_FORMAT_VERSION, "init_parameters": params}
 
-        def rebuild(chat_template: ChatTemplate) -> Prompt:
-            wider = nz.extended(chat_template.special_tokens())
-            rebuilt = self._render(plan, question, system, instruction, wider)
-            return dataclasses.replace(rebuilt, chat_template=chat_template)
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PromptBuilder:
+        """The builder :meth:`to_dict` described; unknown keys and newer versions are refused."""
+        if not isinstance(data, Mapping) or data.get("type") != _TYPE:
+            raise PromptOptionError(f"not a serialised PromptBuilder (expected type {_TYPE!r})")
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= BUILDER_FORMAT_VERSION:
+            raise PromptOptionError(
+                f"PromptBuilder format version {version!r} is not one this litm reads (1..{BUILDER_FORMAT_VERSION})"
+            )
+        params = data.get("init_parameters")
+        if not isinstance(params, Mapping):
+            raise PromptOptionError("a serialised PromptBuilder needs an 'init_parameters' object")
+        unknown = sorted(set(params) - {*_GROUPS, "placement"})
+        if unknown:
+            raise PromptOptionError(f"unknown PromptBuilder parameter(s) {', '.join(unknown)}")
+        objects = {group: cls_.from_dict(params[group]) for group, cls_ in _GROUPS.items() if group in params}
+        placement = params.get("placement")
+        if placement is None:
+            return cls(**objects)
+        strategy, options = _placement_from_dict(placement)
+        with warnings.catch_warnings():
+            # Reading a saved builder is not a new use of the deprecated keywords; making it was.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cls(**objects, strategy=strategy, placement=options)
 
-        return Prompt(
-            system=system_text,
-            user=user,
-            answer_cue=cue,
-            question=question,
-            plan=plan,
-            blocks=tuple(blocks),
-            template=t,
-            neutralizer=nz,
-            chat_template=self.chat_template,
-            _rebuild=rebuild,
+
+def _placement_to_dict(strategy: str | Strategy | None, placement: Mapping[str, Any]) -> dict[str, Any]:
+    if strategy is not None and not isinstance(strategy, str):
+        raise PromptOptionError(
+            f"a builder holding a {type(strategy).__name__} object cannot be serialised; pass the strategy by "
+            "name, or place the documents before building"
         )
+    options: dict[str, Any] = {}
+    for key, value in placement.items():
+        if isinstance(value, PositionProfile):
+            options[key] = value.to_dict()
+        elif value is None or isinstance(value, (str, int, float, bool)):
+            options[key] = value
+        else:
+            raise PromptOptionError(f"placement option {key!r} ({type(value).__name__}) cannot be serialised")
+    return {"strategy": strategy, "options": options}
 
 
-def _fill(text: str, nz: Neutralizer, values: Mapping[str, str]) -> str:
-    """Fill a template text's ``{fields}`` with ``values`` (already neutralised), neutralising the
-    literal parts. Unlike ``str.format`` a value is inserted verbatim, never re-read as a template."""
-    out: list[str] = []
-    for literal, name, _, _ in string.Formatter().parse(text):
-        out.append(nz.neutralize(literal))
-        if name is not None:
-            out.append(values[name])
-    return "".join(out)
-
-
-def _verify(user: str, system: str | None, cue: str | None, anchors: Sequence[str], nz: Neutralizer) -> None:
-    """Refuse a prompt whose structural tokens are not exactly the anchors we emitted.
-
-    Every piece is neutralised separately; this catches the one gap that leaves, a token formed
-    across the join of two pieces (for example a custom template text ending in ``<``).
-    """
-    expected = [tok for line in anchors for tok in nz.find_forgeries(line)]
-    found = nz.find_forgeries(user)
-    if found != expected:
-        extra = next((f for f in found if f not in expected), found[-1] if found else "")
-        raise PromptError(f"the rendered prompt contains a structural token litm did not emit: {extra!r}")
-    for piece in (system, cue):
-        bad = nz.find_forgeries(piece or "")
-        if bad:
-            raise PromptError(f"the system text or answer cue forms a structural token: {bad[0]!r}")
+def _placement_from_dict(data: object) -> tuple[str | None, dict[str, Any]]:
+    if not isinstance(data, Mapping) or set(data) - {"strategy", "options"}:
+        raise PromptOptionError("placement must be an object with 'strategy' and 'options'")
+    strategy = data.get("strategy")
+    if strategy is not None and not isinstance(strategy, str):
+        raise PromptOptionError(f"placement.strategy must be a name, got {type(strategy).__name__}")
+    options = dict(data.get("options") or {})
+    if isinstance(options.get("profile"), Mapping):
+        options["profile"] = PositionProfile.from_dict(options["profile"])
+    return strategy, options
 
 
 def build_prompt(
     docs: Sequence[Any] | PlacementPlan,
     question: str,
     *,
+    strategy: str | Strategy | None = None,
+    placement: Mapping[str, Any] | None = None,
     system: str | None = None,
     instruction: str | None = None,
     **options: Any,
 ) -> Prompt:
-    """Build a prompt in one call: ``PromptBuilder(**options).build(docs, question, ...)``.
+    """Place (with ``strategy``) and build in one call.
+
+    ``strategy`` (a name or :class:`~litm.placement.Strategy`) and ``placement`` (other
+    :func:`~litm.placement.place` arguments, e.g. ``{"rank_by": "score"}``) are applied with
+    :func:`litm.place` first; without a strategy the documents keep their order (``placement`` still
+    applies, e.g. ``{"dedup": "id"}``). ``options`` are the builder's: the option objects
+    (``wording=``, ``anchors=``, ``layout=``, ``escaping=``) or, as a shorthand, any of their fields
+    by name (``middle_marker=True``, ``lang="zh"``, ``style="bracket"``).
 
     Example:
         >>> build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y"}], "Why?").ids
         ['a', 'b']
+        >>> build_prompt(["a", "b", "c", "d"], "Why?", strategy="pyramid", recap=False).ids
+        ['doc-2', 'doc-4', 'doc-3', 'doc-1']
     """
-    return PromptBuilder(**options).build(docs, question, system=system, instruction=instruction)
+    groups = {group: options.pop(group, None) for group in _GROUPS}
+    wording, anchors, layout, escaping = _options(groups, options, caller="build_prompt")
+    place_options = _check_placement(strategy, placement)
+    if isinstance(docs, PlacementPlan):
+        if strategy is not None:
+            raise PromptError("got a PlacementPlan and a strategy: the plan is already placed")
+        plan = docs
+    else:
+        plan = _place(docs, strategy, place_options, anchors)
+    builder = PromptBuilder(wording=wording, anchors=anchors, layout=layout, escaping=escaping)
+    return builder.build(plan, question, system=system, instruction=instruction)

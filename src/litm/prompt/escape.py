@@ -33,6 +33,8 @@ from litm.errors import PromptError
 __all__ = [
     "ANCHOR_TAGS",
     "DEFAULT_SPECIAL_TOKENS",
+    "XML_ATTR",
+    "Entities",
     "Neutralizer",
     "escape_attr",
     "unescape_attr",
@@ -251,27 +253,55 @@ def _starts_with(text: str, prefix: str) -> bool:
     return text.isascii() and prefix.isascii() and text.lower().startswith(prefix.lower())
 
 
-# -- attribute values --------------------------------------------------------------------------------
+# -- header values -----------------------------------------------------------------------------------
 
-_ATTR_ESCAPES = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;"}
-_ATTR_UNESCAPES = {v: k for k, v in _ATTR_ESCAPES.items()}
-_ATTR_ESCAPE_RE = re.compile("[&\"<>\n\r]")
-_ATTR_UNESCAPE_RE = re.compile("|".join(re.escape(e) for e in _ATTR_UNESCAPES))
+# Every character a header value may need to hide, as an entity. Each anchor style escapes the ones that
+# would end its value or its header: XML-like attributes their quote, angle brackets and line breaks; the
+# bracket style its field separator, brackets and line breaks. ``&`` is always escaped, so decoding is exact.
+_ENTITIES = {
+    "&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;",
+    "|": "&#124;", "[": "&#91;", "]": "&#93;",
+}
+
+
+class Entities:
+    """A reversible entity escape for header values over a set of characters (``&`` always included).
+
+    Example:
+        >>> Entities("|]").escape("a | b]", Neutralizer())
+        'a &#124; b&#93;'
+    """
+
+    def __init__(self, chars: str) -> None:
+        self._table = {c: _ENTITIES[c] for c in sorted({"&", *chars})}
+        back = {v: k for k, v in self._table.items()}
+        self._find = re.compile("|".join(re.escape(c) for c in self._table))
+        self._back = back
+        self._find_back = re.compile("|".join(re.escape(e) for e in back))
+
+    def escape(self, value: str, neutralizer: Neutralizer) -> str:
+        """Entities first (a value stays inside its field and on one line), then the neutralizer (which
+        escapes tokens that do not start with an escaped character, ``[INST]`` in an XML title)."""
+        return neutralizer.neutralize(self._find.sub(lambda m: self._table[m.group(0)], value))
+
+    def unescape(self, value: str, neutralizer: Neutralizer) -> str:
+        """Invert :meth:`escape`."""
+        return self._find_back.sub(lambda m: self._back[m.group(0)], neutralizer.restore(value))
+
+
+XML_ATTR = Entities('"<>\n\r')
 
 
 def escape_attr(value: str, neutralizer: Neutralizer) -> str:
-    """Escape a header attribute value (id, title, source): XML entities, then the neutralizer.
-
-    Entities keep a value inside its quotes and on one line; the neutralizer then escapes tokens
-    that do not start with ``<`` (``[INST]`` in a title).
+    """Escape an XML-style header attribute value (id, title, source): entities, then the neutralizer.
 
     Example:
         >>> escape_attr('a "b" <c>', Neutralizer())
         'a &quot;b&quot; &lt;c&gt;'
     """
-    return neutralizer.neutralize(_ATTR_ESCAPE_RE.sub(lambda m: _ATTR_ESCAPES[m.group(0)], value))
+    return XML_ATTR.escape(value, neutralizer)
 
 
 def unescape_attr(value: str, neutralizer: Neutralizer) -> str:
     """Invert :func:`escape_attr`."""
-    return _ATTR_UNESCAPE_RE.sub(lambda m: _ATTR_UNESCAPES[m.group(0)], neutralizer.restore(value))
+    return XML_ATTR.unescape(value, neutralizer)

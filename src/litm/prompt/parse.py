@@ -2,8 +2,9 @@
 
 :func:`parse_prompt` takes any rendering (the text, a ChatML or chat-template string, OpenAI
 messages, Anthropic arguments) and returns the document blocks in order, with ids, header fields and
-the original (un-escaped) text. It is strict: an anchor that is not well formed, a block that does
-not close, or a closing tag naming another id raises :class:`~litm.errors.PromptError`. Since
+the original (un-escaped) text, for the ``xml`` and ``bracket`` anchor styles (``liu`` has no closing
+marker: see :mod:`litm.prompt.styles`). It is strict: an anchor that is not well formed, a block that
+does not close, or a closing tag naming another id raises :class:`~litm.errors.PromptError`. Since
 documents cannot contain anchors (they are escaped), parsing finds exactly the blocks litm wrote.
 
 :func:`parse_citations` maps the ``[id]`` citations of a model's answer back to the documents.
@@ -21,13 +22,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import PromptError
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan
-from litm.prompt.escape import Neutralizer, escape_attr, unescape_attr
+from litm.prompt.anchors import STYLES
+from litm.prompt.blocks import ParsedBlock
+from litm.prompt.escape import Neutralizer
+from litm.prompt.styles import get_style
 from litm.prompt.templates import LANGS, PromptTemplate
 
 
@@ -48,54 +52,18 @@ class BuiltPrompt(Protocol):
     @property
     def blocks(self) -> Sequence[Any]: ...
 
+    @property
+    def style(self) -> str: ...
+
 __all__ = ["Citation", "Citations", "ParsedBlock", "ParsedPrompt", "parse_citations", "parse_prompt"]
-
-_ATTR = re.compile(r' ([^\W\d][\w.:-]*)="([^"]*)"')
-
-
-@dataclass(frozen=True)
-class ParsedBlock:
-    """One document block read back: its id, original text, and header attributes (un-escaped).
-
-    ``attrs`` maps the template's attribute names to values; ``position``, ``score``, ``title``,
-    ``source`` and ``middle`` read them through the template's names. ``start``/``end`` delimit the
-    block in the string it was parsed from (for messages: in that message's content).
-    """
-
-    id: str
-    text: str
-    attrs: Mapping[str, str]
-    template: PromptTemplate = field(repr=False)
-    start: int = 0
-    end: int = 0
-
-    @property
-    def position(self) -> str | None:
-        return self.attrs.get(self.template.position_attr)
-
-    @property
-    def score(self) -> str | None:
-        return self.attrs.get(self.template.score_attr)
-
-    @property
-    def title(self) -> str | None:
-        return self.attrs.get(self.template.title_attr)
-
-    @property
-    def source(self) -> str | None:
-        return self.attrs.get(self.template.source_attr)
-
-    @property
-    def middle(self) -> bool:
-        return self.attrs.get(self.template.zone_attr) == self.template.middle
-
 
 @dataclass(frozen=True)
 class ParsedPrompt:
-    """The document blocks of a parsed prompt, in order."""
+    """The document blocks of a parsed prompt, in order, and the template and anchor style read."""
 
     blocks: tuple[ParsedBlock, ...]
     template: PromptTemplate
+    style: str = "xml"
 
     @property
     def ids(self) -> list[str]:
@@ -130,76 +98,46 @@ def _contents(rendered: object) -> list[str]:
     raise PromptError(f"cannot parse a {type(rendered).__name__} as a prompt (expected a string or messages)")
 
 
-def _scan(text: str, t: PromptTemplate, nz: Neutralizer) -> list[ParsedBlock]:
-    tag = re.escape(t.tag)
-    opening = re.compile(rf'<{tag}((?: [^\W\d][\w.:-]*="[^"]*")*)>\n')
-    closing = re.compile(rf'\n</{tag}(?: {re.escape(t.id_attr)}="([^"]*)")?>')
-    # Any anchor-looking text at all, in any case: each must be part of a well-formed block.
-    anchor = re.compile(rf"</?{tag}", re.IGNORECASE)
-    blocks: list[ParsedBlock] = []
-    pos = 0
-    while True:
-        m = anchor.search(text, pos)
-        if m is None:
-            return blocks
-        head = opening.match(text, m.start())
-        if head is None:
-            found = text[m.start() : m.start() + 40]
-            raise PromptError(f"malformed prompt: {found!r} at offset {m.start()} is not a document header")
-        attrs: dict[str, str] = {}
-        for name, value in _ATTR.findall(head.group(1)):
-            if name in attrs:
-                raise PromptError(f"malformed prompt: header at offset {m.start()} repeats {name!r}")
-            attrs[name] = unescape_attr(value, nz)
-        if t.id_attr not in attrs:
-            raise PromptError(f"malformed prompt: header at offset {m.start()} has no {t.id_attr!r}")
-        # The body cannot contain an anchor, so the next anchor must be this block's closing tag.
-        nxt = anchor.search(text, head.end())
-        end = closing.match(text, nxt.start() - 1) if nxt is not None and nxt.start() > head.end() else None
-        if nxt is None or end is None:
-            raise PromptError(f"malformed prompt: document {attrs[t.id_attr]!r} is not closed")
-        if end.group(1) is not None and unescape_attr(end.group(1), nz) != attrs[t.id_attr]:
-            raise PromptError(
-                f"malformed prompt: document {attrs[t.id_attr]!r} is closed by "
-                f"{unescape_attr(end.group(1), nz)!r}"
-            )
-        body = text[head.end() : end.start()]
-        blocks.append(ParsedBlock(attrs[t.id_attr], nz.restore(body), attrs, t, m.start(), end.end()))
-        pos = end.end()
-
-
 def parse_prompt(
     rendered: object,
     *,
     template: PromptTemplate | str | None = None,
     neutralizer: Neutralizer | None = None,
     special_tokens: Sequence[str] = (),
+    style: str | None = None,
 ) -> ParsedPrompt:
     """Parse a rendered prompt back into its document blocks (ids, header fields, original text).
 
     ``rendered``: a string in any format, OpenAI messages, Anthropic arguments, or a
     :class:`~litm.prompt.prompt.Prompt` (its text). ``template``: the
     :class:`~litm.prompt.templates.PromptTemplate` or language the prompt was built with; by
-    default the built-in languages are tried. Un-escaping must use the same special tokens as the
-    build: pass the prompt's ``neutralizer``, or the same ``special_tokens`` (chat template tokens
-    included); :meth:`Prompt.parse <litm.prompt.prompt.Prompt.parse>` does this for you.
+    default the built-in languages are tried. ``style``: the anchor style (``"xml"`` or
+    ``"bracket"``; by default a prompt's own, else ``xml`` is tried, then ``bracket``). Un-escaping
+    must use the same special tokens as the build: pass the prompt's ``neutralizer``, or the same
+    ``special_tokens`` (chat template tokens included); :meth:`Prompt.parse
+    <litm.prompt.prompt.Prompt.parse>` does this for you.
     """
     if isinstance(rendered, BuiltPrompt):
         template = rendered.template if template is None else template
         neutralizer = rendered.neutralizer if neutralizer is None else neutralizer
+        style = rendered.style if style is None else style
         rendered = rendered.text
     contents = _contents(rendered)
     if isinstance(template, str):
         template = PromptTemplate.for_lang(template)
-    candidates = [template] if template is not None else [PromptTemplate.for_lang(lang) for lang in LANGS]
-    for t in candidates:
-        if not isinstance(t, PromptTemplate):
-            raise PromptError(f"template must be a PromptTemplate or a language, got {type(t).__name__}")
-        nz = neutralizer if neutralizer is not None else Neutralizer(special_tokens, tags=[t.tag])
-        blocks = [b for text in contents for b in _scan(text, t, nz)]
-        if blocks or template is not None:
-            return ParsedPrompt(tuple(blocks), t)
-    return ParsedPrompt((), candidates[0])
+    if template is not None and not isinstance(template, PromptTemplate):
+        raise PromptError(f"template must be a PromptTemplate or a language, got {type(template).__name__}")
+    templates = [template] if template is not None else [PromptTemplate.for_lang(lang) for lang in LANGS]
+    # The bracket style's labels do not depend on the language: one template is enough to try it.
+    styles = [style] if style is not None else [s for s in STYLES if get_style(s).parseable]
+    candidates = [(s, t) for s in styles for t in (templates if s == "xml" else templates[:1])]
+    for name, t in candidates:
+        kind = get_style(name)
+        nz = neutralizer if neutralizer is not None else kind.neutralizer(t, special_tokens)
+        blocks = [b for text in contents for b in kind.scan(text, t, nz)]
+        if blocks or len(candidates) == 1:
+            return ParsedPrompt(tuple(blocks), t, name)
+    return ParsedPrompt((), templates[0], styles[0])
 
 
 # -- citations -------------------------------------------------------------------------------------
@@ -249,7 +187,8 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
     """The documents an answer cites as ``[id]`` (also ``[a, b]``, ``【a】``), mapped back to them.
 
     Ids match exactly as given, or as shown in the prompt (escaped). A bare number such as ``[3]``
-    is matched as an id only, never read as a slot: guessing would misattribute. Repeated citations
+    is matched as an id only, never read as a slot (guessing would misattribute), except in the
+    ``liu`` style, whose documents are shown as numbers ("Document [3]"): there the number is the id. Repeated citations
     count once; ``unknown`` lists bracketed text that matches no id (a hallucinated citation, or
     ordinary brackets). Markdown links ``[text](url)`` are skipped.
 
@@ -264,15 +203,16 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
         raise PromptError(f"the answer must be a string, got {type(answer).__name__}")
     if isinstance(prompt, BuiltPrompt):
         slots = [(b.id, b.doc, b.slot) for b in prompt.blocks]
-        nz = prompt.neutralizer
+        nz, kind = prompt.neutralizer, get_style(prompt.style)
     elif isinstance(prompt, PlacementPlan):
         slots = [(s.doc.id, s.doc, s.slot) for s in prompt.slots]
-        nz = Neutralizer()
+        nz, kind = Neutralizer(), get_style("xml")
     else:
         raise PromptError(f"parse_citations needs a Prompt or a PlacementPlan, got {type(prompt).__name__}")
     known: dict[str, tuple[str, Doc, int]] = {}
     for doc_id, doc, slot in slots:
-        for shown in (doc_id, nz.neutralize(doc_id), escape_attr(doc_id, nz)):
+        # What the prompt showed (the id, or the number of a liu-style search result), raw and as escaped.
+        for shown in kind.cited_forms(doc, slot, nz):
             known.setdefault(shown.strip(), (doc_id, doc, slot))
     cited: dict[str, Citation] = {}
     unknown: dict[str, None] = {}

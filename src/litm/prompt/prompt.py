@@ -1,6 +1,6 @@
 """The :class:`Prompt` value: one rendered prompt, available in every format.
 
-A prompt is rendered once into a system text and a user text (see :mod:`litm.prompt.builder`);
+A prompt is rendered once into a system text and a user text (see :mod:`litm.prompt.render`);
 :meth:`Prompt.render` wraps those two strings for a format, so the content is identical across
 formats. ``prompt.text`` is the plain-text form, the exact string a token gate should count for a
 base model; chat models count :meth:`Prompt.to_jinja` or :meth:`Prompt.to_chatml`.
@@ -29,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,33 +36,30 @@ from litm.errors import PromptError
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan
 from litm.prompt import formats as _formats
+from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
+from litm.prompt.options import Escaping, Layout, Wording, portable_chat_template
 from litm.prompt.parse import Citations, ParsedPrompt, parse_citations, parse_prompt
+from litm.prompt.render import DocBlock, neutralizer_for, render
 from litm.prompt.templates import PromptTemplate
 
-__all__ = ["DocBlock", "Prompt"]
+__all__ = ["DocBlock", "Prompt", "make_prompt"]
 
 
-@dataclass(frozen=True, slots=True)
-class DocBlock:
-    """Where one document sits in :attr:`Prompt.user`: ``user[start:end]`` is its whole block."""
-
-    id: str
-    slot: int
-    doc: Doc
-    middle: bool
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Prompt:
     """A built prompt. Read ``.text`` or call ``.messages(format)`` / ``.render(format)``.
 
     ``system`` and ``user`` are the rendered (already neutralised) texts every format wraps;
     ``answer_cue`` ends the plain-text form. ``question`` is the question as given, ``plan`` the
-    placement the documents follow, ``blocks`` where each document sits in ``user``.
+    placement the documents follow, ``blocks`` where each document sits in ``user``. ``wording``,
+    ``anchors``, ``layout`` and ``escaping`` are the options it was built with (system text and
+    instruction as given to this build), kept so that the prompt can be rebuilt with a chat template
+    given late.
+
+    A plain value: two builds of the same documents and question with the same options are equal
+    (and hash alike), and a prompt pickles (its documents must, too).
     """
 
     system: str | None
@@ -75,8 +71,23 @@ class Prompt:
     template: PromptTemplate
     neutralizer: Neutralizer
     chat_template: ChatTemplate | None = None
-    # Rebuilds the same prompt with more special tokens escaped (for a chat template given late).
-    _rebuild: Callable[[ChatTemplate], Prompt] | None = field(default=None, repr=False)
+    wording: Wording = field(default_factory=Wording, repr=False)
+    anchors: AnchorOptions = field(default_factory=AnchorOptions, repr=False)
+    layout: Layout = field(default_factory=Layout, repr=False)
+    escaping: Escaping = field(default_factory=Escaping, repr=False)
+
+    def __hash__(self) -> int:
+        # Equal prompts have equal texts; the plan holds the caller's own (possibly unhashable) items.
+        return hash((self.system, self.user, self.answer_cue))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A chat template that has rendered holds compiled Jinja code, which cannot be pickled.
+        return {**self.__dict__, "chat_template": portable_chat_template(self.chat_template)}
+
+    @property
+    def style(self) -> str:
+        """The anchor style of the document blocks (``xml``, ``bracket`` or ``liu``)."""
+        return self.anchors.style
 
     # -- views ------------------------------------------------------------------------------------
 
@@ -136,20 +147,21 @@ class Prompt:
         """This prompt bound to ``chat_template`` (for :meth:`to_jinja` and :meth:`parse`).
 
         If the template treats a token as special that this prompt did not escape, and a document,
-        the question or the system text contains it, the prompt is rebuilt with that token escaped
-        as well; otherwise the content is unchanged. Building with ``chat_template=`` avoids this.
+        the question or the system text contains it, the prompt is rebuilt from its own options with
+        that token escaped as well; otherwise the content is unchanged. Building with
+        ``chat_template=`` avoids this.
         """
         template = _as_chat_template(chat_template)
         missing = [t for t in template.special_tokens() if not self.neutralizer.covers([t])]
         probe = Neutralizer(missing, defaults=False)
         if not any(probe.find_forgeries(s) for s in (self.system or "", self.user)):
             return dataclasses.replace(self, chat_template=template)
-        if self._rebuild is None:
-            raise PromptError(
-                f"the chat template treats {missing[0]!r} as special and the prompt contains it; "
-                "build the prompt with chat_template= so it is escaped"
-            )
-        return self._rebuild(template)
+        # Everything escaped so far stays escaped: the tokens of the template the prompt was built with too.
+        escaping = Escaping(special_tokens=self.escaping.tokens(), chat_template=template)
+        return make_prompt(
+            self.plan, self.question, wording=self.wording, anchors=self.anchors, layout=self.layout,
+            escaping=escaping,
+        )
 
     def render(
         self,
@@ -181,7 +193,7 @@ class Prompt:
     def parse(self, rendered: object | None = None) -> ParsedPrompt:
         """Parse a rendering of this prompt (default: :attr:`text`) back into its document blocks."""
         return parse_prompt(self.text if rendered is None else rendered, template=self.template,
-                            neutralizer=self.neutralizer)
+                            neutralizer=self.neutralizer, style=self.style)
 
     def citations(self, answer: str) -> Citations:
         """The documents an answer cites (see :func:`~litm.prompt.parse.parse_citations`)."""
@@ -194,3 +206,36 @@ def _as_chat_template(value: ChatTemplate | str) -> ChatTemplate:
     if isinstance(value, str):
         return ChatTemplate(value)
     raise PromptError(f"chat_template must be a ChatTemplate or a template string, got {type(value).__name__}")
+
+
+def make_prompt(
+    plan: PlacementPlan,
+    question: str,
+    *,
+    wording: Wording,
+    anchors: AnchorOptions,
+    layout: Layout,
+    escaping: Escaping,
+    neutralizer: Neutralizer | None = None,
+) -> Prompt:
+    """Render ``plan`` and ``question`` with these options into a :class:`Prompt` (the builder's last step).
+
+    ``neutralizer`` may pass the one these options make (a builder keeps it), to save recompiling it.
+    """
+    nz = neutralizer_for(wording, anchors, escaping) if neutralizer is None else neutralizer
+    out = render(plan, question, wording=wording, anchors=anchors, layout=layout, neutralizer=nz)
+    return Prompt(
+        system=out.system,
+        user=out.user,
+        answer_cue=out.answer_cue,
+        question=question,
+        plan=plan,
+        blocks=out.blocks,
+        template=wording.prompt_template,
+        neutralizer=nz,
+        chat_template=escaping.chat_template,
+        wording=wording,
+        anchors=anchors,
+        layout=layout,
+        escaping=escaping,
+    )

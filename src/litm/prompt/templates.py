@@ -7,8 +7,9 @@ question line and the completion cue. Texts are :meth:`str.format` templates wit
 is rendered. Override any part with :meth:`PromptTemplate.replace`, or from a JSON file with
 :meth:`PromptTemplate.load` (keys are the field names, ``"lang"`` picks the base).
 
-The anchor *shape* is fixed (``<tag attr="value">`` ... ``</tag id="value">``) so that prompts can be
-parsed back and forged anchors escaped; only the names inside it are words you can change.
+The anchor *shape* is fixed by the anchor style (see :mod:`litm.prompt.styles`; for the default ``xml``
+style ``<tag attr="value">`` ... ``</tag id="value">``) so that prompts can be parsed back and forged
+anchors escaped; only the names inside it are words you can change.
 
 Example:
     >>> t = PromptTemplate.for_lang("en").replace(question="Q: {question}")
@@ -42,13 +43,15 @@ _NAME = re.compile(r"[^\W\d_][\w.:-]*")
 # The format fields each text may use; anything else is a typo caught at construction.
 # ``instruction`` and ``answer_cue`` are plain text (braces are literal).
 _FIELDS: dict[str, frozenset[str]] = {
-    "middle_note": frozenset({"tag", "zone", "middle"}),
+    "middle_note": frozenset({"tag", "zone", "middle", "marker"}),
     "recap": frozenset({"ids", "count"}),
     "recap_id": frozenset({"id"}),
     "question": frozenset({"question"}),
 }
 
-_NAME_FIELDS = ("tag", "id_attr", "position_attr", "score_attr", "title_attr", "source_attr", "zone_attr")
+_NAME_FIELDS = (
+    "tag", "id_attr", "position_attr", "score_attr", "title_attr", "source_attr", "zone_attr", "rank_attr",
+)
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,15 @@ class PromptTemplate:
     """Every word of a prompt. Build one with :meth:`for_lang`, then :meth:`replace` what you need.
 
     Anchor names: ``tag`` (the document element), ``id_attr``, ``position_attr``, ``score_attr``,
-    ``title_attr``, ``source_attr``, ``zone_attr`` and ``middle`` (the zone value marking a
-    middle-zone document). Texts: ``instruction``; ``middle_note`` (appended to the instruction when a
-    document is marked); ``recap`` (``{ids}``: the recap ids joined by spaces, ``{count}``) with
-    ``recap_id`` (one id, ``{id}``); ``question`` (``{question}``); ``answer_cue`` (ends a plain-text
-    completion prompt; empty for none). ``lang`` records the base language.
+    ``rank_attr`` (rank-only headers), ``title_attr``, ``source_attr``, ``zone_attr`` and ``middle`` (the
+    zone value marking a middle-zone document). Texts: ``instruction``; ``liu_instruction`` (the
+    instruction of the ``liu`` style, whose numbered search results have no ids or closing tags);
+    ``middle_note`` (appended to the instruction when a document is marked; ``{marker}`` is the marker
+    exactly as the anchor style prints it, ``zone="middle"`` or ``ZONE: MIDDLE``); ``recap``
+    (``{ids}``: the recap ids joined by spaces, ``{count}``) with ``recap_id`` (one id, ``{id}``);
+    ``question`` (``{question}``); ``answer_cue`` (ends a plain-text completion prompt; empty for
+    none). ``lang`` records the base language. The names are used by the ``xml`` anchor style; the
+    ``bracket`` and ``liu`` styles are fixed formats with their own labels.
     """
 
     lang: str = "en"
@@ -78,13 +85,19 @@ class PromptTemplate:
         "in square brackets, for example [id]."
     )
     middle_note: str = (
-        'Documents marked {zone}="{middle}" sit in the middle of the context, where facts are easiest '
+        "Documents marked {marker} sit in the middle of the context, where facts are easiest "
         "to miss: read them as carefully as the first and the last."
     )
     recap: str = "Documents above, for citations: {ids}"
     recap_id: str = "[{id}]"
     question: str = "Question: {question}"
     answer_cue: str = "Answer:"
+    rank_attr: str = "rank"
+    # Liu et al. (2024)'s instruction for multi-document QA, word for word.
+    liu_instruction: str = (
+        "Write a high-quality answer for the given question using only the provided search results "
+        "(some of which might be irrelevant)."
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -174,11 +187,13 @@ _ZH = PromptTemplate(
         "请用方括号注明你所引用文档的编号，例如 [编号]。"  # noqa: RUF001
     ),
     middle_note=(
-        '标记为 {zone}="{middle}" 的文档位于上下文中部，'  # noqa: RUF001
+        "标记为 {marker} 的文档位于上下文中部，"  # noqa: RUF001
         "其中的信息最容易被忽略，请像对待首尾文档一样仔细阅读。"  # noqa: RUF001
     ),
     recap="以上文档的编号（供引用）：{ids}",  # noqa: RUF001
     recap_id="[{id}]",
     question="问题：{question}",  # noqa: RUF001
     answer_cue="答案：",  # noqa: RUF001
+    rank_attr="排名",
+    liu_instruction="请仅根据所提供的搜索结果（其中一些可能无关）为给定的问题写出高质量的答案。",  # noqa: RUF001
 )

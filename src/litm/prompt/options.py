@@ -1,0 +1,189 @@
+"""The prompt builder's option objects: wording, layout and escaping (anchors live in :mod:`litm.prompt.anchors`).
+
+Each is a small frozen dataclass that validates its own fields when made (a bad value raises
+:class:`~litm.errors.PromptOptionError`, both a ``PromptError`` and an ``InvalidOptionError``), compares
+by value, and has a JSON-ready :meth:`to_dict` that its ``from_dict`` reads back exactly.
+
+Example:
+    >>> Wording(lang="zh").prompt_template.tag
+    '文档'
+    >>> Layout(question_position="both").to_dict()
+    {'question_position': 'both', 'repeat_instruction': False}
+    >>> Escaping(special_tokens=["<custom>"]).special_tokens
+    ('<custom>',)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from litm.errors import PromptError, PromptOptionError
+from litm.prompt._options import checked_keys, field_values, replace_fields
+from litm.prompt.chat_template import ChatTemplate
+from litm.prompt.escape import Neutralizer
+from litm.prompt.templates import LANGS, PromptTemplate
+
+__all__ = ["QUESTION_POSITIONS", "Escaping", "Layout", "QuestionPosition", "Wording", "portable_chat_template"]
+
+QuestionPosition = Literal["after", "before", "both"]
+QUESTION_POSITIONS: tuple[str, ...] = ("after", "before", "both")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The words of a prompt: language or template, system text, instruction and answer cue.
+
+    ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`~litm.prompt.templates.PromptTemplate`;
+    ``template`` replaces it and brings its own language (``lang`` then reads the template's).
+    ``system`` is the system text (none by default); ``instruction`` overrides the style's instruction
+    (``""`` for none); ``answer_cue`` overrides the plain-text cue (``""`` for none, e.g. when the
+    caller appends its own). ``None`` means "the template's".
+    """
+
+    lang: str = "en"
+    template: PromptTemplate | None = None
+    system: str | None = None
+    instruction: str | None = None
+    answer_cue: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.template is not None:
+            if not isinstance(self.template, PromptTemplate):
+                raise PromptOptionError(f"template must be a PromptTemplate, got {type(self.template).__name__}")
+            object.__setattr__(self, "lang", self.template.lang)
+        elif self.lang not in LANGS:
+            raise PromptOptionError(f"unknown prompt language {self.lang!r}; choose from {', '.join(LANGS)}")
+        for name in ("system", "instruction", "answer_cue"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise PromptOptionError(f"{name} must be a string or None, got {type(value).__name__}")
+
+    @property
+    def prompt_template(self) -> PromptTemplate:
+        """The template in use: the one given, or the built-in one for :attr:`lang`."""
+        return self.template if self.template is not None else PromptTemplate.for_lang(self.lang)
+
+    def replace(self, **changes: Any) -> Wording:
+        """A copy with ``changes`` applied (validated like a new object)."""
+        return replace_fields(self, changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; a custom template travels whole, a built-in one as its language."""
+        out = field_values(self)
+        out["template"] = None if self.template is None else self.template.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Wording:
+        values = checked_keys(cls, data, "wording")
+        if values.get("template") is not None:
+            values["template"] = PromptTemplate.from_dict(values["template"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things go: ``question_position`` (``"after"`` the documents, ``"before"``, or ``"both"``:
+    query-aware contextualisation) and ``repeat_instruction`` (the instruction again at the end, for
+    long agent prompts)."""
+
+    question_position: QuestionPosition = "after"
+    repeat_instruction: bool = False
+
+    def __post_init__(self) -> None:
+        if self.question_position not in QUESTION_POSITIONS:
+            raise PromptOptionError(
+                f"question_position must be one of {', '.join(QUESTION_POSITIONS)}, got {self.question_position!r}"
+            )
+        if not isinstance(self.repeat_instruction, bool):
+            raise PromptOptionError(f"repeat_instruction must be True or False, got {self.repeat_instruction!r}")
+
+    def replace(self, **changes: Any) -> Layout:
+        """A copy with ``changes`` applied (validated like a new object)."""
+        return replace_fields(self, changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return field_values(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Layout:
+        return cls(**checked_keys(cls, data, "layout"))
+
+
+@dataclass(frozen=True)
+class Escaping:
+    """What is escaped besides litm's defaults: ``special_tokens`` (extra tokens a document must not
+    forge) and ``chat_template`` (a :class:`~litm.prompt.chat_template.ChatTemplate`, or its source
+    string: every token it treats as special is escaped too, and it enables format ``"jinja"``)."""
+
+    special_tokens: tuple[str, ...] = ()
+    chat_template: ChatTemplate | None = None
+
+    def __post_init__(self) -> None:
+        tokens: Any = self.special_tokens
+        if isinstance(tokens, str) or not _iterable(tokens):
+            raise PromptOptionError("special_tokens must be a list of strings, not one string")
+        tokens = tuple(tokens)
+        try:
+            Neutralizer(tokens, defaults=False)  # validates each token the way escaping will use it
+        except PromptError as exc:
+            raise PromptOptionError(str(exc)) from None
+        object.__setattr__(self, "special_tokens", tokens)
+        template: Any = self.chat_template
+        if isinstance(template, str):
+            object.__setattr__(self, "chat_template", ChatTemplate(template))
+        elif template is not None and not isinstance(template, ChatTemplate):
+            raise PromptOptionError(f"chat_template must be a ChatTemplate or a string, got {type(template).__name__}")
+
+    def tokens(self) -> tuple[str, ...]:
+        """Every extra token to escape: :attr:`special_tokens`, then the chat template's."""
+        extra = self.chat_template.special_tokens() if self.chat_template is not None else ()
+        return (*self.special_tokens, *extra)
+
+    def replace(self, **changes: Any) -> Escaping:
+        """A copy with ``changes`` applied (validated like a new object)."""
+        return replace_fields(self, changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        ct = self.chat_template
+        template = None if ct is None else {
+            "source": ct.source, "bos_token": ct.bos_token, "eos_token": ct.eos_token, "tokens": list(ct.tokens),
+            "name": ct.name,
+        }
+        return {"special_tokens": list(self.special_tokens), "chat_template": template}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Escaping:
+        values = checked_keys(cls, data, "escaping")
+        template = values.get("chat_template")
+        if template is not None:
+            if not isinstance(template, Mapping):
+                raise PromptOptionError(f"escaping.chat_template must be an object, got {type(template).__name__}")
+            known = {f.name for f in dataclasses.fields(ChatTemplate)}
+            unknown = sorted(set(template) - known)
+            if unknown:
+                raise PromptOptionError(f"unknown escaping.chat_template field(s) {', '.join(unknown)}")
+            tokens = template.get("tokens", ())
+            if isinstance(tokens, str) or not isinstance(tokens, list | tuple):
+                raise PromptOptionError("escaping.chat_template.tokens must be a list of strings")
+            values["chat_template"] = ChatTemplate(**{**template, "tokens": tuple(tokens)})
+        return cls(**values)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"special_tokens": self.special_tokens, "chat_template": portable_chat_template(self.chat_template)}
+
+
+def _iterable(value: object) -> bool:
+    try:
+        iter(value)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return True
+
+
+def portable_chat_template(template: ChatTemplate | None) -> ChatTemplate | None:
+    """The same template without its compiled Jinja code, which cannot be pickled (it is rebuilt on use)."""
+    return None if template is None else dataclasses.replace(template)
