@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from litm.bench.report import write_report
 from litm.bench.runner import BenchConfig, BenchError, run_bench
 from litm.cli import app
 from litm.eval.scoring import normalize
-from litm.models.base import Completion, Model, PromptInput
+from litm.models.base import Completion, GenerationRequest, Model
 from litm.models.spec import register_backend, unregister_backend
 from litm.probe.testing import WordTokenizer
 
@@ -50,15 +51,8 @@ class EdgeModel(Model):
     def tokenizer(self) -> WordTokenizer:
         return WordTokenizer()
 
-    def complete(
-        self,
-        prompt: PromptInput,
-        *,
-        max_tokens: int = 64,
-        stop: Sequence[str] | None = None,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Completion:
+    def _generate(self, request: GenerationRequest) -> Completion:
+        prompt = request.prompt
         assert isinstance(prompt, str)
         self.calls += 1
         question = prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
@@ -188,9 +182,10 @@ class ChatEdgeModel(EdgeModel):
     def supports_chat(self) -> bool:
         return True
 
-    def complete(self, prompt: PromptInput, **kw: Any) -> Completion:
+    def _generate(self, request: GenerationRequest) -> Completion:
+        prompt = request.prompt
         assert not isinstance(prompt, str) and len(prompt) == 1 and prompt[0]["role"] == "user"
-        return super().complete(prompt[0]["content"], **kw)
+        return super()._generate(dataclasses.replace(request, prompt=prompt[0]["content"]))
 
 
 def test_instruct_models_get_the_prompt_as_one_chat_turn(tmp_path: Path, answers: dict[str, str]) -> None:

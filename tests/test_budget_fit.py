@@ -19,7 +19,7 @@ from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, Pr
 from litm.models.tokenizers import count_request
 from litm.models.tokenizers.base import UNSTATED_MARGIN
 from litm.placement import DEFAULT_STRATEGY, place
-from litm.prompt import PromptBuilder
+from litm.prompt import PromptBuilder, Wording
 from litm.tokens import OpenAITokenizer, get_tokenizer
 
 TOK = OpenAITokenizer("cl100k_base")
@@ -159,7 +159,7 @@ def test_a_counting_function_is_approximate() -> None:
 
 
 def test_anthropic_format_counts_the_request() -> None:
-    system = PromptBuilder(system="Answer from the documents only.")
+    system = PromptBuilder(wording=Wording(system="Answer from the documents only."))
     result = fit(SCORED, "Q?", system, TOK, 200, format="anthropic", rank_by="score")
     request = result.prompt.messages("anthropic")
     assert result.tokens == count_request(TOK, request, "anthropic").tokens <= 200 and request["system"]

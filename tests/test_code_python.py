@@ -184,7 +184,7 @@ def test_docs_place_the_target_next_to_the_question(locale_ctx: CodeContext, gpt
 def test_whole_prompt_budget_with_a_prompt_builder(stdlib_root: Path, gpt4: Tokenizer) -> None:
     from litm.prompt import PromptBuilder
 
-    builder = PromptBuilder(strategy="pyramid", placement={"min_docs": 1})
+    builder = PromptBuilder()  # code_context places the pieces (order="pyramid": the target last)
     question = "Is it safe to make normalize() lower-case the encoding?"
     ctx = code_context(stdlib_root, "locale.py::normalize", budget=900, counter=gpt4, builder=builder,
                        question=question)  # fmt: skip
@@ -197,7 +197,7 @@ def test_line_target_and_to_dict(stdlib_root: Path, gpt4: Tokenizer) -> None:
     assert ctx.target.qualname == "encodestring"
     data = ctx.to_dict()
     assert data["target"] == ctx.target.source and data["resolution"] == "exact" and data["budget"] == BIG
-    assert data["tokens"] == ctx.tokens and data["tokenizer"] == "tiktoken:cl100k_base"
+    assert data["tokens"] == ctx.tokens and data["tokenizer"] == "bpe-openai:cl100k_base"
     assert data["pieces"][0]["kind"] == "target"
     assert {"id", "source", "text", "lines", "rank", "score", "kind"} <= set(data["pieces"][0])
 

@@ -20,11 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 FLAGS = doctest.ELLIPSIS
 
 #: Modules whose examples fail today, with the reason; owned by other engineers (see the issue notes).
-NOT_YET: dict[str, str] = {
-    "litm": "the quick start shows plan.items as a list; it is a tuple now: ('2nd', '4th', '5th', '3rd', 'best')",
-    "litm.eval.datasets": "sorted(row)[:3] is ['answers', 'ctxs', 'nq_annotated_gold'], not [..., 'question']",
-    "litm.probe.tasks": "the module example uses get_task, which the module does not import (NameError)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _module_names() -> list[str]:

@@ -37,7 +37,7 @@ def test_default_layout_question_after_documents_then_answer_cue() -> None:
     p = build_prompt(DOCS, "Why?")
     parts = sections(p.text)
     assert parts[0].startswith("Answer the question using only the documents below.")
-    assert parts[1].startswith('<document id="d1" position="1/6" score="0.9">')
+    assert parts[1].startswith('<document id="d1" position="1/6" score="1">')  # relevance: 1 for the best
     assert parts[7] == "Documents above, for citations: [d1] [d2] [d3] [d4] [d5] [d6]"
     assert parts[8] == "Question: Why?\nAnswer:"
     assert len(parts) == 9
@@ -70,7 +70,9 @@ def test_anchor_switches() -> None:
 def test_scores_only_when_present() -> None:
     p = build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y", "score": 12.3456}], "Q?")
     assert '<document id="a" position="1/2">' in p.user
-    assert '<document id="b" position="2/2" score="12.3">' in p.user
+    assert '<document id="b" position="2/2" score="1">' in p.user  # relevance of the one scored document
+    raw = build_prompt([{"id": "b", "text": "y", "score": 12.3456}], "Q?", score_as="raw")
+    assert '<document id="b" position="1/1" score="12.3">' in raw.user
 
 
 def test_empty_document_list_still_builds() -> None:

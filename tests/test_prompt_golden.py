@@ -130,8 +130,8 @@ def test_content_is_identical_across_formats(lang: str) -> None:
 def test_header_fields_scores_middle_marker() -> None:
     prompt = golden_prompt("en")
     text = prompt.text
-    assert '<document id="curie" position="1/6" score="0.77" source="wiki/Curie">' in text
-    cup = 'id="cup-1878" position="4/6" score="0.41" title="Melbourne Cup" source="wiki/Melbourne_Cup" zone="middle">'
+    assert '<document id="curie" position="1/6" score="0.758" source="wiki/Curie">' in text
+    cup = 'id="cup-1878" position="4/6" score="0.177" title="Melbourne Cup" source="wiki/Melbourne_Cup" zone="middle">'
     assert cup in text
     assert [b.slot for b in prompt.blocks if b.middle] == [3, 4]
     assert 'Documents marked zone="middle"' in text

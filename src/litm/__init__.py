@@ -1,63 +1,109 @@
 """litm: make LLM and RAG applications robust to the Lost-in-the-Middle effect.
 
+Measure a model's dead zone (:mod:`litm.probe`), place documents where it looks (:func:`place`),
+assemble anchored, injection-safe prompts (:class:`PromptBuilder`), gate every call by a token budget
+(:func:`fit`, :func:`compact_history`, :func:`guard`), and prove what a placement recovers
+(:mod:`litm.bench`).
+
 Quick start:
     >>> import litm
-    >>> litm.place(["best", "2nd", "3rd", "4th", "5th"], strategy="pyramid").items
-    ['2nd', '4th', '5th', '3rd', 'best']
+    >>> litm.place(["best", "2nd", "3rd", "4th", "5th"]).items    # pyramid: best last, 2nd best first
+    ('2nd', '4th', '5th', '3rd', 'best')
 """
 
 from litm._version import __version__
 from litm.budget import compact_history, fit, guard
 from litm.errors import (
     AlreadyRegisteredError,
+    AmbiguousCodeTargetError,
+    CodeFileNotFoundError,
+    CodeParseError,
+    CodeTargetNotFoundError,
+    CodeTargetTooLargeError,
     ContextBudgetExceeded,
     ContextWindowExceededError,
     DuplicateIdError,
+    EvalError,
     InputFormatError,
     InvalidDocumentError,
+    InvalidOptionError,
+    InvalidOptionTypeError,
     InvalidProfileError,
     InvalidScoreError,
+    InvalidStrategyError,
     LitmError,
     MissingDependencyError,
     ModelError,
     ModelNotFoundError,
     PromptError,
+    PromptOptionError,
+    UngatedRequestError,
     UnknownModelSpecError,
     UnknownStrategyError,
+    UnsupportedLanguageError,
+    UnsupportedTypeError,
 )
 from litm.placement import (
+    DEFAULT_STRATEGY,
     STRATEGIES,
+    Doc,
     Edges,
     LangChainOrder,
+    PlacementPlan,
+    PositionProfile,
     ProfileOrder,
     Pyramid,
     RandomOrder,
     RankOrder,
     Reverse,
+    SlotInfo,
     Strategy,
     get_strategy,
     place,
+    rank,
     register_strategy,
+    strategy_names,
+    to_doc,
+    to_docs,
+    unregister_strategy,
 )
-from litm.placement.documents import Doc, to_doc, to_docs
-from litm.placement.plan import PlacementPlan, SlotInfo
-from litm.placement.profile import PositionProfile
-from litm.placement.ranking import rank
-from litm.prompt import Prompt, PromptBuilder, build_prompt, parse_citations
+from litm.prompt import (
+    AnchorOptions,
+    Escaping,
+    Layout,
+    Prompt,
+    PromptBuilder,
+    Wording,
+    build_prompt,
+    parse_citations,
+)
 
 __all__ = [
+    "DEFAULT_STRATEGY",
     "STRATEGIES",
     "AlreadyRegisteredError",
+    "AmbiguousCodeTargetError",
+    "AnchorOptions",
+    "CodeFileNotFoundError",
+    "CodeParseError",
+    "CodeTargetNotFoundError",
+    "CodeTargetTooLargeError",
     "ContextBudgetExceeded",
     "ContextWindowExceededError",
     "Doc",
     "DuplicateIdError",
     "Edges",
+    "Escaping",
+    "EvalError",
     "InputFormatError",
     "InvalidDocumentError",
+    "InvalidOptionError",
+    "InvalidOptionTypeError",
     "InvalidProfileError",
     "InvalidScoreError",
+    "InvalidStrategyError",
     "LangChainOrder",
+    "Layout",
     "LitmError",
     "MissingDependencyError",
     "ModelError",
@@ -68,14 +114,19 @@ __all__ = [
     "Prompt",
     "PromptBuilder",
     "PromptError",
+    "PromptOptionError",
     "Pyramid",
     "RandomOrder",
     "RankOrder",
     "Reverse",
     "SlotInfo",
     "Strategy",
+    "UngatedRequestError",
     "UnknownModelSpecError",
     "UnknownStrategyError",
+    "UnsupportedLanguageError",
+    "UnsupportedTypeError",
+    "Wording",
     "__version__",
     "build_prompt",
     "compact_history",
@@ -86,6 +137,8 @@ __all__ = [
     "place",
     "rank",
     "register_strategy",
+    "strategy_names",
     "to_doc",
     "to_docs",
+    "unregister_strategy",
 ]

@@ -40,7 +40,7 @@ from litm.bench.design import (
 )
 from litm.errors import EvalError
 from litm.eval.results import ResultsLog, changed_settings
-from litm.eval.runs import model_mode
+from litm.eval.runs import completion_fields, model_mode
 from litm.eval.scoring import score_output
 from litm.models.base import Completion, Model, PromptInput, run_each
 from litm.util.progress import progress as make_progress
@@ -192,11 +192,7 @@ def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: b
         "first_line": score.first_line,
         "hit": score.hit,
         "miss": score.miss,
-        "input_tokens": done.input_tokens,
-        "cached_tokens": done.cached_tokens,
-        "output_tokens": done.output_tokens,
-        "latency_s": round(done.latency_s, 4),
-        "finish_reason": done.finish_reason,
+        **completion_fields(done),
         "prompt_sha": prompt_sha,
         "model": getattr(model, "spec", "") or model.name,
         "mode": mode,

@@ -174,15 +174,11 @@ def _budget(max_input_tokens: int, reserve_output_tokens: int) -> int:
 
 def _renderer(builder: Any, question: str, fmt: str, count: Counter, placement: Placement) -> Render:
     def render(subset: list[Doc]) -> tuple[Any, TokenCount]:
-        if placement.by_builder:
-            # Deprecated builder settings: the builder places, with the very options the ranking used, so
-            # handing it the ranked survivors gives the plan fit would have made.
-            prompt = builder.build(subset, question)
-        else:
-            plan = place(
-                subset, placement.strategy, rank_by="input", min_docs=placement.min_docs, profile=placement.profile
-            )
-            prompt = builder.build(plan, question)
+        # The survivors are already ranked: place them by rank and hand the builder the plan (never re-placed).
+        plan = place(
+            subset, placement.strategy, rank_by="input", min_docs=placement.min_docs, profile=placement.profile
+        )
+        prompt = builder.build(plan, question)
         return prompt, count_rendered(prompt, fmt, count)
 
     return render

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.errors import InvalidOptionError
-from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, PositionProfile, Strategy
+from litm.placement import DEFAULT_STRATEGY, PositionProfile, Strategy
 from litm.placement.ranking import Dedup, RankBy
 
 __all__ = ["PLACEMENT_OPTIONS", "Placement", "resolve_placement"]
@@ -31,16 +31,15 @@ PLACEMENT_OPTIONS = ("strategy", "rank_by", "higher_is_better", "dedup", "top_k"
 
 @dataclass(frozen=True)
 class Placement:
-    """The resolved options. ``by_builder`` says the builder places the survivors itself (deprecated path)."""
+    """The resolved options (``min_docs=None``: the strategy's own threshold, as in :func:`~litm.placement.place`)."""
 
     strategy: str | Strategy = DEFAULT_STRATEGY
     rank_by: RankBy = "input"
     higher_is_better: bool = True
     dedup: Dedup | None = None
     top_k: int | None = None
-    min_docs: int = DEFAULT_MIN_DOCS
+    min_docs: int | None = None
     profile: PositionProfile | None = None
-    by_builder: bool = False
 
 
 def builder_placement(builder: Any) -> dict[str, Any]:
@@ -68,16 +67,15 @@ def resolve_placement(builder: Any, **given: Any) -> Placement:
             "set it in one place (on fit; the builder's strategy= and placement= are deprecated)"
         )
     if carried:
-        # The builder applies its own settings when it builds; "no strategy" there means input order kept.
+        # The builder's deprecated settings, applied by fit; "no strategy" there meant input order kept.
         return Placement(
             strategy=carried.get("strategy", "none"),
             rank_by=carried.get("rank_by", "input"),
             higher_is_better=carried.get("higher_is_better", True),
             dedup=carried.get("dedup"),
             top_k=carried.get("top_k"),
-            min_docs=carried.get("min_docs", DEFAULT_MIN_DOCS),
+            min_docs=carried.get("min_docs"),
             profile=carried.get("profile"),
-            by_builder=True,
         )
     return Placement(**own)
 

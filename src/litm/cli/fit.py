@@ -14,7 +14,7 @@ from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy
 from litm.errors import ContextBudgetExceeded
 from litm.placement import DEFAULT_STRATEGY
-from litm.prompt import PromptBuilder
+from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.tokens import get_tokenizer
 
 
@@ -43,7 +43,10 @@ def fit_cmd(
     """
     records = load_input(path)
     # Ranking and placement are fit's options: the builder only renders the plan fit hands it.
-    builder = PromptBuilder(lang=str(lang.value), scores=not no_scores, middle_marker=middle_marker, system=system)
+    builder = PromptBuilder(
+        wording=Wording(lang=str(lang.value), system=system),
+        anchors=AnchorOptions(scores=not no_scores, middle_marker=middle_marker),
+    )
     tokenizer = get_tokenizer(model)
     try:
         result = fit(

@@ -26,6 +26,7 @@ from litm.budget.fit import fit
 from litm.code.pieces import CodePiece
 from litm.code.result import render_docs
 from litm.errors import CodeTargetTooLargeError, ContextBudgetExceeded, InvalidOptionError
+from litm.placement import PlacementPlan, place
 from litm.placement.documents import Doc
 from litm.tokens import get_tokenizer
 
@@ -58,13 +59,17 @@ class _ContextBuilder:
 
 
 class _PinnedBuilder:
-    """A caller's prompt builder that always receives the target first, ahead of the documents ``fit`` tries."""
+    """A caller's prompt builder that always gets the target, ranked first, with the documents ``fit`` tries.
 
-    def __init__(self, target: Doc, inner: Any) -> None:
-        self.target, self.inner = target, inner
+    ``fit`` trims by rank (its plan is in rank order); the target joins at rank 1 and the whole context is
+    placed by ``order`` (``pyramid`` puts the target last, next to the question).
+    """
 
-    def build(self, docs: Sequence[Doc], question: str) -> Any:
-        return self.inner.build([self.target, *docs], question)
+    def __init__(self, target: Doc, inner: Any, order: str) -> None:
+        self.target, self.inner, self.order = target, inner, order
+
+    def build(self, plan: PlacementPlan, question: str) -> Any:
+        return self.inner.build(place([self.target, *plan.items], self.order, min_docs=1), question)
 
 
 def _counter(counter: Any) -> Any:
@@ -93,7 +98,7 @@ def fit_pieces(
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise InvalidOptionError(f"budget must be a positive number of tokens, got {budget!r}")
     target, *rest = (p.to_doc() for p in pieces)
-    gate = _PinnedBuilder(target, builder) if builder is not None else _ContextBuilder(target, fmt, order)
+    gate = _PinnedBuilder(target, builder, order) if builder is not None else _ContextBuilder(target, fmt, order)
     try:
         # strategy "none": fit trims by rank only; the order is the code context's (render_docs / the builder).
         result = fit(

@@ -9,8 +9,8 @@ See ``src/litm/data/README.md`` for provenance and licences.
 
 Example:
     >>> row = nq_rows()[0]
-    >>> sorted(row)[:3], len(kv_examples()[0]["ordered_kv_records"])
-    (['answers', 'ctxs', 'question'], 75)
+    >>> sorted(row), len(kv_examples()[0]["ordered_kv_records"])
+    (['answers', 'ctxs', 'nq_annotated_gold', 'question'], 75)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What every evaluation run records about the model it ran on.
+"""What every evaluation run records about the model it ran on and about each call.
 
 Example:
     >>> from litm.models import load_model
@@ -8,9 +8,11 @@ Example:
 
 from __future__ import annotations
 
-from litm.models.base import Model
+from typing import Any
 
-__all__ = ["model_mode"]
+from litm.models.base import Completion, Model
+
+__all__ = ["completion_fields", "model_mode"]
 
 
 def model_mode(model: Model) -> str:
@@ -25,3 +27,23 @@ def model_mode(model: Model) -> str:
     if isinstance(mode, str):
         return mode
     return "unknown" if mode is None else ("aligned" if mode else "cold")
+
+
+def completion_fields(done: Completion) -> dict[str, Any]:
+    """The fields of a result row that describe one model call: usage, latency, finish reason, sampling.
+
+    ``sampled`` is True when the answer was sampled rather than decoded greedily (a temperature above 0,
+    every Claude run, OpenAI reasoning models): such rows can differ between two runs of the same prompt.
+
+    >>> from litm.models import Completion
+    >>> completion_fields(Completion("Paris", 13, 2, 0.0812, "stop"))["latency_s"]
+    0.0812
+    """
+    return {
+        "input_tokens": done.input_tokens,
+        "cached_tokens": done.cached_tokens,
+        "output_tokens": done.output_tokens,
+        "latency_s": round(done.latency_s, 4),
+        "finish_reason": done.finish_reason,
+        "sampled": done.sampled,
+    }

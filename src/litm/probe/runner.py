@@ -29,7 +29,7 @@ from typing import Any
 
 from litm._version import __version__
 from litm.eval.results import ResultsLog, check_run_settings
-from litm.eval.runs import model_mode
+from litm.eval.runs import completion_fields, model_mode
 from litm.eval.scoring import score_output
 from litm.eval.stats import wilson, wilson_half_width
 from litm.models.base import Completion, Model, run_each
@@ -203,11 +203,7 @@ def make_row(p: Prepared, done: Completion, model: Model, mode: str) -> dict[str
         "answers": list(inst.answers),
         "output": done.text,
         **scored,
-        "input_tokens": done.input_tokens,
-        "cached_tokens": done.cached_tokens,
-        "output_tokens": done.output_tokens,
-        "latency_s": round(done.latency_s, 4),
-        "finish_reason": done.finish_reason,
+        **completion_fields(done),
         "max_tokens": p.max_tokens,
         "mode": mode,
         "model": model.name,

@@ -18,7 +18,7 @@ closed-book score is the knowledge baseline its curve must be read against. Hays
 ``docqa``) fill the context with whole items (see :mod:`litm.probe.items`).
 
 Example:
-    >>> inst = get_task("needle").instance(seed=3, depth=0.5, depths=(0.0, 0.5, 1.0))
+    >>> inst = NeedleTask().instance(seed=3, depth=0.5, depths=(0.0, 0.5, 1.0))
     >>> inst.question.startswith("Question: What is the access code for the ")
     True
 """

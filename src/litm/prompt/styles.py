@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litm.errors import PromptError
-from litm.placement.documents import Doc, to_doc
+from litm.placement import place
+from litm.placement.documents import Doc
 from litm.placement.plan import SlotInfo
 from litm.prompt.anchors import STYLES, AnchorOptions, shown_score
 from litm.prompt.blocks import ParsedBlock, scan_closed
@@ -322,12 +323,8 @@ def get_style(name: str) -> AnchorStyle:
 
 
 def block_slots(docs: Sequence[Any]) -> tuple[SlotInfo, ...]:
-    """Documents in the order given as plan slots (slot = rank = position), for rendering without placing."""
-    out = []
-    for i, item in enumerate(docs):
-        doc = to_doc(item, index=i)
-        out.append(SlotInfo(slot=i + 1, rank=i + 1, input_index=i, doc=doc, weight=1.0, reason="given order"))
-    return tuple(out)
+    """Documents in the order given as plan slots, as the builder sees them (relevance included)."""
+    return place(list(docs), "none", min_docs=0).slots
 
 
 def render_blocks(
