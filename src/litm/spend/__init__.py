@@ -1,0 +1,1 @@
+"""Spend cap (being built)."""

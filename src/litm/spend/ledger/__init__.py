@@ -1,0 +1,1 @@
+"""Spend ledgers: the store protocol, SQLite (one host) and Redis (many machines)."""
