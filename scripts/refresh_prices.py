@@ -21,7 +21,6 @@ What is kept, and why:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import sys
@@ -115,7 +114,8 @@ def schedule(model: gp.ModelInfo, where: str) -> list[dict[str, Any]]:
             for key, value in price.__dict__.items():
                 if key in TOKEN_KEYS and value is not None:
                     merged[key] = bigger(merged.get(key), value, where)
-        entry = {"start_date": start.isoformat() if start else None, "rates": {TOKEN_KEYS[k]: rate(v) for k, v in merged.items()}}
+        rates = {TOKEN_KEYS[k]: rate(v) for k, v in merged.items()}
+        entry = {"start_date": start.isoformat() if start else None, "rates": rates}
         if not out or out[-1]["rates"] != entry["rates"]:
             out.append(entry)
     return out

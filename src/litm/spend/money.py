@@ -37,7 +37,7 @@ __all__ = [
 
 
 def _decimal(value: object, what: str) -> Decimal:
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, (bool, float)):
         # A float has already lost the amount the user meant (0.1 is 0.1000000000000000055...).
         raise SpendRequestError(f"{what} {value!r} is a float; pass a string such as '{value}' or a Decimal")
     if isinstance(value, int | Decimal):

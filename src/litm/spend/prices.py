@@ -111,7 +111,10 @@ def _tiered(raw: Mapping[str, Any], where: str) -> tuple[TokenRates, tuple[tuple
             raise PriceTableError(f"{where}: unknown rate key {key!r}")
         if isinstance(value, Mapping):
             bases[key] = rate_from_usd_per_mtok(str(value["base"]), what=f"{where} {key}")
-            per_key_tiers[key] = [(int(s), rate_from_usd_per_mtok(str(p), what=f"{where} {key}")) for s, p in value["tiers"]]
+            per_key_tiers[key] = [
+                (int(start), rate_from_usd_per_mtok(str(price), what=f"{where} {key}"))
+                for start, price in value["tiers"]
+            ]
         else:
             bases[key] = rate_from_usd_per_mtok(str(value), what=f"{where} {key}")
     if "input" not in bases:

@@ -35,7 +35,7 @@ __all__ = [
     "Ledger",
     "Limit",
     "Mismatch",
-    "Reservation",
+    "ReservationRecord",
     "Settlement",
     "State",
 ]
@@ -67,14 +67,14 @@ class HoldRequest:
     model: str = ""
     provider: str = ""
 
-    def same_terms(self, other: Reservation) -> bool:
+    def same_terms(self, other: ReservationRecord) -> bool:
         return (self.chain, self.amount, self.price_version, self.model, self.provider) == (
             other.chain, other.amount, other.price_version, other.model, other.provider,
         )  # fmt: skip
 
 
 @dataclass(frozen=True)
-class Reservation:
+class ReservationRecord:
     """A reservation as the ledger stores it.
 
     ``counters`` are the counter names (``scope|window|window id``) it was booked to at reserve time;
@@ -164,11 +164,11 @@ class Mismatch:
 class Ledger(Protocol):
     """A synchronous spend ledger (see the module docstring for the guarantees)."""
 
-    def reserve(self, hold: HoldRequest) -> Reservation: ...
+    def reserve(self, hold: HoldRequest) -> ReservationRecord: ...
 
     def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement: ...
 
-    def get(self, key: str) -> Reservation | None: ...
+    def get(self, key: str) -> ReservationRecord | None: ...
 
     def sweep(self, max_items: int = 64) -> int: ...
 
@@ -197,10 +197,10 @@ class Ledger(Protocol):
 class AsyncLedger(Protocol):
     """The asynchronous twin of :class:`Ledger` (the operations a call path needs)."""
 
-    async def reserve(self, hold: HoldRequest) -> Reservation: ...
+    async def reserve(self, hold: HoldRequest) -> ReservationRecord: ...
 
     async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement: ...
 
-    async def get(self, key: str) -> Reservation | None: ...
+    async def get(self, key: str) -> ReservationRecord | None: ...
 
     async def aclose(self) -> None: ...

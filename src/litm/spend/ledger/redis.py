@@ -43,7 +43,7 @@ from litm.spend.ledger.base import (
     Hooks,
     Limit,
     Mismatch,
-    Reservation,
+    ReservationRecord,
     Settlement,
 )
 from litm.spend.ledger.rules import check_hold, exceeded, not_set, replay
@@ -68,9 +68,9 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _record(key: str, raw: Any) -> Reservation:
+def _record(key: str, raw: Any) -> ReservationRecord:
     rec = json.loads(_text(raw))
-    return Reservation(
+    return ReservationRecord(
         key=key, chain=tuple(rec["ch"]), counters=tuple(rec["k"] or ()), amount=int(rec["a"]),
         created=float(rec["t"]), deadline=float(rec["d"]), price_version=rec["v"], model=rec["m"],
         provider=rec["p"], state=rec["s"], charged=int(rec["c"]), over_hold=bool(rec["o"]), late=bool(rec["l"]),
@@ -98,7 +98,7 @@ class _Codec:
                 self.now_arg(), self.sweep_batch, *hold.chain]  # fmt: skip
 
     @staticmethod
-    def reserve_reply(hold: HoldRequest, reply: Sequence[Any]) -> Reservation:
+    def reserve_reply(hold: HoldRequest, reply: Sequence[Any]) -> ReservationRecord:
         tag = _text(reply[0])
         if tag == "ok":
             return _record(hold.key, reply[1])
@@ -182,7 +182,7 @@ class RedisLedger(_Codec):
         """The ledger's clock: the server's TIME (or the test clock)."""
         return float(_text(self._run("window_ids", [self.now_arg()])[0]))
 
-    def reserve(self, hold: HoldRequest) -> Reservation:
+    def reserve(self, hold: HoldRequest) -> ReservationRecord:
         """Hold ``hold.amount`` on every counter of the chain in one script, or write nothing and raise."""
         return self.reserve_reply(hold, self._run("reserve", self.reserve_args(hold), "reserve:sent"))
 
@@ -191,7 +191,7 @@ class RedisLedger(_Codec):
         check_micros(cost, "cost")
         return self.settle_reply(key, self._run("settle", [key, cost, int(refund), self.now_arg()], "settle:sent"))
 
-    def get(self, key: str) -> Reservation | None:
+    def get(self, key: str) -> ReservationRecord | None:
         with _guard(self.url):
             raw = self._client.hget(self.keys[2], key)
         return None if raw is None else _record(key, raw)
@@ -329,14 +329,14 @@ class AsyncRedisLedger(_Codec):
         with _guard(self.url):
             return await self._scripts[name](keys=self.keys, args=list(args))
 
-    async def reserve(self, hold: HoldRequest) -> Reservation:
+    async def reserve(self, hold: HoldRequest) -> ReservationRecord:
         return self.reserve_reply(hold, await self._run("reserve", self.reserve_args(hold)))
 
     async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         check_micros(cost, "cost")
         return self.settle_reply(key, await self._run("settle", [key, cost, int(refund), self.now_arg()]))
 
-    async def get(self, key: str) -> Reservation | None:
+    async def get(self, key: str) -> ReservationRecord | None:
         with _guard(self.url):
             raw = await self._client.hget(self.keys[2], key)
         return None if raw is None else _record(key, raw)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from litm.errors import ReservationError, SpendBudgetExceeded, SpendLimitNotSetError, SpendRequestError
-from litm.spend.ledger.base import CounterStatus, HoldRequest, Reservation, Settlement, State
+from litm.spend.ledger.base import CounterStatus, HoldRequest, ReservationRecord, Settlement, State
 from litm.spend.money import check_micros, format_usd
 from litm.spend.scopes import WINDOWS, check_chain, counter_name
 
@@ -72,14 +72,16 @@ def book_reserve(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[st
     return [counter_name(c.scope, c.window, c.wid) for c in _ordered(hold, current)]
 
 
-def replay(hold: HoldRequest, rec: Reservation) -> Reservation:
+def replay(hold: HoldRequest, rec: ReservationRecord) -> ReservationRecord:
     """A retried reserve: the stored reservation if the terms match, else :class:`ReservationError`."""
     if not hold.same_terms(rec):
         raise ReservationError(f"reservation key {hold.key!r} was already used for a different call")
     return replace(rec, replayed=True)
 
 
-def book_settle(rec: Reservation, cost: int, *, refund: bool = False) -> tuple[Settlement, tuple[int, int] | None]:
+def book_settle(
+    rec: ReservationRecord, cost: int, *, refund: bool = False
+) -> tuple[Settlement, tuple[int, int] | None]:
     """The outcome of settling ``rec`` at ``cost``, and how each of its counters moves ``(d_held, d_settled)``.
 
     * held: the hold leaves ``held``, the cost enters ``settled``;

@@ -45,7 +45,7 @@ from litm.spend.ledger.base import (
     Hooks,
     Limit,
     Mismatch,
-    Reservation,
+    ReservationRecord,
     Settlement,
 )
 from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, refusal, replay
@@ -74,11 +74,13 @@ CREATE TABLE IF NOT EXISTS ops (
 CREATE TRIGGER IF NOT EXISTS ops_no_update BEFORE UPDATE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS ops_no_delete BEFORE DELETE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
 """
-_RES_COLS = "key, chain, counters, amount, created, deadline, price_version, model, provider, state, charged, over_hold, late"
+_RES_COLS = (
+    "key, chain, counters, amount, created, deadline, price_version, model, provider, state, charged, over_hold, late"
+)
 
 
-def _record(row: Sequence[Any]) -> Reservation:
-    return Reservation(
+def _record(row: Sequence[Any]) -> ReservationRecord:
+    return ReservationRecord(
         key=row[0], chain=tuple(json.loads(row[1])), counters=tuple(json.loads(row[2])), amount=row[3],
         created=row[4], deadline=row[5], price_version=row[6], model=row[7], provider=row[8], state=row[9],
         charged=row[10], over_hold=bool(row[11]), late=bool(row[12]),
@@ -106,7 +108,7 @@ class SQLiteLedger:
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, got {synchronous!r}")
         self.path = Path(path)
-        self._clock = clock
+        self.clock = clock
         self.busy_timeout_s = busy_timeout_s
         self._synchronous = synchronous
         self.sweep_batch = sweep_batch
@@ -181,7 +183,7 @@ class SQLiteLedger:
 
     def now(self) -> float:
         """The ledger's clock (seconds since the epoch, UTC)."""
-        return float(self._clock())
+        return float(self.clock())
 
     # -- booking --------------------------------------------------------------------------------
 
@@ -204,7 +206,8 @@ class SQLiteLedger:
             for name in counters:
                 scope, window, wid = name.split("|")
                 conn.execute(
-                    "INSERT OR IGNORE INTO counters (name, scope, window, wid, settled, held) VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO counters (name, scope, window, wid, settled, held)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
                     (name, scope, window, wid, d_settled, d_held),
                 )
 
@@ -226,7 +229,7 @@ class SQLiteLedger:
         with self._write() as conn:
             return self._sweep(conn, self.now(), max_items)
 
-    def reserve(self, hold: HoldRequest) -> Reservation:
+    def reserve(self, hold: HoldRequest) -> ReservationRecord:
         """Hold ``hold.amount`` on every counter of the chain, or write nothing and raise."""
         check_hold(hold)
         refused = None
@@ -257,7 +260,7 @@ class SQLiteLedger:
                 )  # fmt: skip
                 self._apply(conn, now, "reserve", hold.key, counters, hold.amount, 0)
                 self._hook("reserve:in_txn")
-                result = Reservation(hold.key, hold.chain, tuple(counters), hold.amount, now, now + hold.lease_s,
+                result = ReservationRecord(hold.key, hold.chain, tuple(counters), hold.amount, now, now + hold.lease_s,
                                      hold.price_version, hold.model, hold.provider)  # fmt: skip
         if refused is not None:
             raise refused  # after COMMIT: the sweep above is kept even when this reserve is refused
@@ -282,7 +285,7 @@ class SQLiteLedger:
                 self._hook("settle:in_txn")
         return outcome
 
-    def get(self, key: str) -> Reservation | None:
+    def get(self, key: str) -> ReservationRecord | None:
         """The stored reservation ``key``, or None."""
         rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,))
         return _record(rows[0]) if rows else None
@@ -323,7 +326,8 @@ class SQLiteLedger:
             if scopes is not None and lim.scope not in scopes:
                 continue
             wid = window_id(lim.window, now)
-            got = self._read("SELECT settled, held FROM counters WHERE name = ?", (counter_name(lim.scope, lim.window, wid),))
+            name = counter_name(lim.scope, lim.window, wid)
+            got = self._read("SELECT settled, held FROM counters WHERE name = ?", (name,))
             out.append(CounterStatus(lim.scope, lim.window, wid, lim.micros, *(got[0] if got else (0, 0))))
         return out
 
@@ -359,7 +363,8 @@ class SQLiteLedger:
             name = counter_name(scope, window, window_id(window, now))
             got = conn.execute("SELECT settled FROM counters WHERE name = ?", (name,)).fetchone()
             cleared = int(got[0]) if got else 0
-            self._apply(conn, now, "reset", scope, [name] if cleared else [], 0, -cleared, f"{window} cleared {cleared}")
+            detail = f"{window} cleared {cleared}"
+            self._apply(conn, now, "reset", scope, [name] if cleared else [], 0, -cleared, detail)
         return cleared
 
     def verify(self) -> list[Mismatch]:

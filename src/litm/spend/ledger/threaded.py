@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from litm.spend.ledger.base import HoldRequest, Reservation, Settlement
+from litm.spend.ledger.base import HoldRequest, ReservationRecord, Settlement
 
 if TYPE_CHECKING:
     from litm.spend.ledger.base import Ledger
@@ -23,13 +23,13 @@ class ThreadedAsyncLedger:
     def __init__(self, ledger: Ledger) -> None:
         self.sync = ledger
 
-    async def reserve(self, hold: HoldRequest) -> Reservation:
+    async def reserve(self, hold: HoldRequest) -> ReservationRecord:
         return await asyncio.to_thread(self.sync.reserve, hold)
 
     async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         return await asyncio.to_thread(self.sync.settle, key, cost, refund=refund)
 
-    async def get(self, key: str) -> Reservation | None:
+    async def get(self, key: str) -> ReservationRecord | None:
         return await asyncio.to_thread(self.sync.get, key)
 
     async def aclose(self) -> None:
