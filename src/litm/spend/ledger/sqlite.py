@@ -50,7 +50,7 @@ from litm.spend.ledger.base import (
 )
 from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, refusal, replay
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
-from litm.spend.scopes import Window, check_scope, check_window, counter_name, window_id
+from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name, window_id
 
 __all__ = ["SQLiteLedger"]
 
@@ -315,8 +315,9 @@ class SQLiteLedger:
 
     def limits(self) -> list[Limit]:
         """Every limit, sorted by scope and window."""
-        rows = self._read("SELECT scope, window, micros FROM limits ORDER BY scope, window")
-        return [Limit(scope, window, micros) for scope, window, micros in rows]
+        rows = self._read("SELECT scope, window, micros FROM limits")
+        return sorted((Limit(scope, window, micros) for scope, window, micros in rows),
+                      key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))  # fmt: skip
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         """The current window of every limit (of ``scopes`` when given)."""
