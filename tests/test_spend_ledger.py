@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from spend_support import Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
 from litm.errors import (
     LedgerUnavailableError,
@@ -18,6 +17,7 @@ from litm.errors import (
 from litm.spend.ledger import HoldRequest, SQLiteLedger
 from litm.spend.ledger.rules import book_settle
 from litm.spend.money import format_usd, parse_usd
+from spend_support import Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
 CHAIN = ("project:acme", "user:42")
 
@@ -149,7 +149,7 @@ def test_window_rollover_during_a_call_books_to_the_reserve_window(make_ledger: 
     assert counters["user:42|monthly|m2026-03"] == (0, 400)
     assert "project:acme|daily|d2026-04-01" not in counters
     # The new day and month start empty; only the total carries the spend.
-    daily = [c for c in ledger.status() if c.window == "daily"][0]
+    daily = next(c for c in ledger.status() if c.window == "daily")
     assert (daily.wid, daily.settled, daily.held) == ("d2026-04-01", 0, 0)
     with pytest.raises(SpendBudgetExceeded) as info:
         ledger.reserve(hold("next", 601))
@@ -212,7 +212,7 @@ def test_million_one_micro_dollar_settles_sum_exactly(tmp_path: object) -> None:
     unit = parse_usd("0.000001")
     total = 0
     for _ in range(10**6):
-        _, (d_held, d_settled) = book_settle(rec, unit)  # type: ignore[misc]
+        _, (_, d_settled) = book_settle(rec, unit)  # type: ignore[misc]
         total += d_settled
     assert total == parse_usd("1") and format_usd(total) == "$1.00"
     # The SQLite ledger's own counter and event-sum arithmetic over 10^5 events in one transaction.

@@ -46,7 +46,7 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.rules import check_hold, exceeded, not_set, replay
+from litm.spend.ledger.rules import check_hold, exceeded, mismatches, not_set, replay
 from litm.spend.money import check_micros
 from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name
 
@@ -280,13 +280,7 @@ class RedisLedger(_Codec):
                 for name, d_held, d_settled in event.deltas:
                     held, settled = sums.get(name, (0, 0))
                     sums[name] = (held + d_held, settled + d_settled)
-        out = []
-        for name, (held, settled) in self.counters().items():
-            ev_held, ev_settled = sums.pop(name, (0, 0))
-            if (held, settled) != (ev_held, ev_settled):
-                out.append(Mismatch(name, held, settled, ev_held, ev_settled))
-        out.extend(Mismatch(name, 0, 0, h, s) for name, (h, s) in sums.items())
-        return out
+        return mismatches(self.counters(), sums)
 
     def asynchronous(self) -> AsyncRedisLedger:
         """The same ledger through ``redis.asyncio`` (same scripts, same keys)."""

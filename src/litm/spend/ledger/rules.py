@@ -10,15 +10,15 @@ tests hold both stores to one reference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from litm.errors import ReservationError, SpendBudgetExceeded, SpendLimitNotSetError, SpendRequestError
-from litm.spend.ledger.base import CounterStatus, HoldRequest, ReservationRecord, Settlement, State
+from litm.spend.ledger.base import CounterStatus, HoldRequest, Mismatch, ReservationRecord, Settlement, State
 from litm.spend.money import check_micros, format_usd
 from litm.spend.scopes import WINDOWS, check_chain, counter_name
 
-__all__ = ["book_reserve", "book_settle", "check_hold", "exceeded", "not_set", "refusal", "replay"]
+__all__ = ["book_reserve", "book_settle", "check_hold", "exceeded", "mismatches", "not_set", "refusal", "replay"]
 
 MAX_KEY = 200
 
@@ -96,3 +96,14 @@ def book_settle(
     if rec.state == "expired":
         return Settlement(rec.key, state, rec.amount, cost, over_hold=over, late=True), (0, cost - rec.amount)
     return Settlement(rec.key, rec.state, rec.amount, rec.charged, rec.over_hold, rec.late, replayed=True), None
+
+
+def mismatches(counters: Mapping[str, tuple[int, int]], sums: Mapping[str, tuple[int, int]]) -> list[Mismatch]:
+    """Counters ``(held, settled)`` that differ from their event sums; a missing entry counts as (0, 0)."""
+    out = []
+    for name in sorted(set(counters) | set(sums)):
+        held, settled = counters.get(name, (0, 0))
+        ev_held, ev_settled = sums.get(name, (0, 0))
+        if (held, settled) != (ev_held, ev_settled):
+            out.append(Mismatch(name, held, settled, ev_held, ev_settled))
+    return out

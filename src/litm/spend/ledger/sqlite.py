@@ -48,7 +48,7 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, refusal, replay
+from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, mismatches, refusal, replay
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
 from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name, window_id
 
@@ -376,13 +376,7 @@ class SQLiteLedger:
                 "SELECT j.value, SUM(d_held), SUM(d_settled) FROM ops, json_each(ops.counters) j GROUP BY j.value"
             )
         }
-        out = []
-        for name, (held, settled) in self.counters().items():
-            ev_held, ev_settled = sums.pop(name, (0, 0))
-            if (held, settled) != (ev_held, ev_settled):
-                out.append(Mismatch(name, held, settled, ev_held, ev_settled))
-        out.extend(Mismatch(name, 0, 0, h, s) for name, (h, s) in sums.items())
-        return out
+        return mismatches(self.counters(), sums)
 
     def asynchronous(self) -> AsyncLedger:
         """An async view whose calls run in worker threads (never on the event loop)."""
