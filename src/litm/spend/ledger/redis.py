@@ -196,6 +196,13 @@ class RedisLedger(_Codec):
             raw = self._client.hget(self.keys[2], key)
         return None if raw is None else _record(key, raw)
 
+    def reservations(self, state: str | None = None) -> list[ReservationRecord]:
+        """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
+        with _guard(self.url):
+            raw = self._client.hgetall(self.keys[2])
+        records = [_record(_text(key), value) for key, value in raw.items()]
+        return [r for r in records if state is None or r.state == state]
+
     def sweep(self, max_items: int = 64) -> int:
         """Charge up to ``max_items`` expired leases in full; return how many were charged."""
         return int(self._run("sweep", [self.now_arg(), max_items]))

@@ -290,6 +290,14 @@ class SQLiteLedger:
         rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,))
         return _record(rows[0]) if rows else None
 
+    def reservations(self, state: str | None = None) -> list[ReservationRecord]:
+        """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
+        if state is None:
+            rows = self._read(f"SELECT {_RES_COLS} FROM reservations")
+        else:
+            rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE state = ?", (state,))
+        return [_record(row) for row in rows]
+
     # -- limits and reports ------------------------------------------------------------------------
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
