@@ -82,7 +82,8 @@ def history_cmd(
     events = _open(ledger, namespace).history(scope, limit)
     if as_json:
         _dump([{"seq": e.seq, "ts": e.ts, "kind": e.kind, "key": e.key, "detail": e.detail,
-                "deltas": [{"counter": c, "held": h, "settled": s} for c, h, s in e.deltas]} for e in events])  # fmt: skip
+                "deltas": [{"counter": c, "held": h, "settled": s} for c, h, s in e.deltas]}
+               for e in events])  # fmt: skip
         return
     rows = []
     for e in events:
@@ -107,11 +108,11 @@ def set_limit_cmd(
     """
     led = _open(ledger, namespace)
     if remove:
-        gone = led.remove_limit(scope, window.value)  # type: ignore[arg-type]
+        gone = led.remove_limit(scope, window.value)
         typer.echo(f"{'removed' if gone else 'no'} {window.value} limit of {scope}")
         return
     micros = parse_usd(amount, what="limit")
-    led.set_limit(scope, window.value, micros)  # type: ignore[arg-type]
+    led.set_limit(scope, window.value, micros)
     typer.echo(f"{scope} {window.value} limit = {format_usd(micros)}")
 
 
@@ -130,5 +131,5 @@ def reset_cmd(
         settled = current[0].settled if current else 0
         typer.echo(f"would clear {format_usd(settled)} settled in {scope} {window.value}; add --yes to do it")
         return
-    cleared = led.reset(scope, window.value)  # type: ignore[arg-type]
+    cleared = led.reset(scope, window.value)
     typer.echo(f"cleared {format_usd(cleared)} settled in {scope} {window.value}")

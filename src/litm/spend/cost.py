@@ -10,7 +10,8 @@ micro-dollars. The guarded call must send ``max_tokens``, so the provider cannot
 Actual cost (:func:`price_usage`): the provider's usage, normalised by :func:`usage_from` (OpenAI Chat
 Completions and Responses, Anthropic Messages, plain dicts, litm ``Completion``):
 
-* OpenAI: ``prompt_tokens`` / ``input_tokens`` INCLUDE ``*_tokens_details.cached_tokens``.
+* OpenAI: ``prompt_tokens`` / ``input_tokens`` INCLUDE ``*_tokens_details.cached_tokens`` (and
+  ``cache_write_tokens`` where reported).
 * Anthropic: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 
 >>> from litm.spend.prices import PriceTable
@@ -164,11 +165,11 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
     """
     if isinstance(obj, Usage):
         return obj
-    inner = _get(obj, "usage")
-    if inner is not None and not isinstance(obj, Mapping | int):
-        obj = inner
-    elif isinstance(obj, Mapping) and isinstance(obj.get("usage"), Mapping):
-        obj = obj["usage"]
+    if isinstance(obj, Mapping):
+        if "usage" in obj:
+            obj = obj["usage"]
+    elif hasattr(obj, "usage") and not any(hasattr(obj, k) for k in ("prompt_tokens", "input_tokens")):
+        obj = obj.usage  # a response object: its usage block (None on a stream chunk without usage)
     if obj is None:
         raise SpendRequestError("no usage to price: the response carries no usage block")
     anthropic = (provider or "").lower() == "anthropic" or any(
@@ -179,6 +180,7 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
             _int(_get(obj, "prompt_tokens"), "prompt_tokens"),
             _int(_get(obj, "completion_tokens"), "completion_tokens"),
             cache_read_tokens=_int(_get(obj, "prompt_tokens_details", "cached_tokens"), "cached_tokens"),
+            cache_write_tokens=_int(_get(obj, "prompt_tokens_details", "cache_write_tokens"), "cache_write_tokens"),
         )
     if _get(obj, "input_tokens") is None:
         raise SpendRequestError(f"cannot read token usage from {type(obj).__name__}: no prompt_tokens or input_tokens")
@@ -194,4 +196,6 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
     cached = _get(obj, "input_tokens_details", "cached_tokens")  # OpenAI Responses API
     if cached is None:
         cached = _get(obj, "cached_tokens")  # a litm Completion: input_tokens includes cached_tokens
-    return Usage(_int(_get(obj, "input_tokens"), "input_tokens"), output, _int(cached, "cached_tokens"))
+    written = _get(obj, "input_tokens_details", "cache_write_tokens")
+    return Usage(_int(_get(obj, "input_tokens"), "input_tokens"), output, _int(cached, "cached_tokens"),
+                 _int(written, "cache_write_tokens"))  # fmt: skip
