@@ -71,20 +71,30 @@ def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
         ledger = RedisLedger(spec["url"], namespace=spec["namespace"])
     cap = SpendCap(ledger, scopes=["project:bench", f"worker:{index % 4}"])
     rng = random.Random(index)
+
+    def call(j: int) -> int | None:
+        try:
+            r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=PROMPT, max_tokens=MAX_TOKENS,
+                            key=f"{spec['run']}-{index}-{j}")  # fmt: skip
+        except SpendBudgetExceeded:
+            return None
+        return r.settle({"prompt_tokens": PROMPT, "completion_tokens": actual_output(rng, spec["dist"])}).cost
+
+    _drive(call, calls, barrier, out)
+
+
+def _drive(call: Any, calls: int, barrier: Any, out: Any) -> None:
+    """Run ``call(j)`` (the cost, or None when refused) ``calls`` times after the barrier; report to ``out``."""
     done = refused = 0
     settles: list[tuple[float, int]] = []
     barrier.wait()
     start = time.perf_counter()
     for j in range(calls):
-        try:
-            r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=PROMPT, max_tokens=MAX_TOKENS,
-                            key=f"{spec['run']}-{index}-{j}")  # fmt: skip
-        except SpendBudgetExceeded:
+        cost = call(j)
+        if cost is None:
             refused += 1
             continue
-        out_tokens = actual_output(rng, spec["dist"])
-        s = r.settle({"prompt_tokens": PROMPT, "completion_tokens": out_tokens})
-        settles.append((time.time(), s.cost))
+        settles.append((time.time(), cost))
         done += 1
     out.put({"start": start, "end": time.perf_counter(), "done": done, "refused": refused, "settles": settles})
 
@@ -129,22 +139,18 @@ def baar_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
     warnings.simplefilter("ignore")
     tracker = BudgetTracker(total_budget=float(spec["limit_usd"]), store=SQLiteBudgetStore(spec["path"]))
     rng = random.Random(index)
-    done = refused = 0
-    settles: list[tuple[float, int]] = []
-    barrier.wait()
-    start = time.perf_counter()
-    for _ in range(calls):
+
+    def call(j: int) -> int | None:
         reserved = tracker.estimate_cost("gpt-4o-mini", PROMPT, 500)  # baar's default expected output
         try:
             tracker.check_and_reserve(reserved)
         except BudgetExceeded:
-            refused += 1
-            continue
+            return None
         record = tracker.record_manual("gpt-4o-mini", PROMPT, actual_output(rng, spec["dist"]))
         tracker.cancel_reservation(reserved)
-        settles.append((time.time(), round(record.cost * 1e6)))
-        done += 1
-    out.put({"start": start, "end": time.perf_counter(), "done": done, "refused": refused, "settles": settles})
+        return round(record.cost * 1e6)
+
+    _drive(call, calls, barrier, out)
 
 
 def run_baar(procs: int, calls: int, limit_usd: str, dist: str) -> dict[str, Any]:

@@ -23,8 +23,12 @@ from litm.errors import SpendRequestError
 
 MICROS_PER_USD = 1_000_000
 PICOS_PER_MICRO = 1_000_000
+#: The largest amount any ledger holds exactly: Redis' Lua numbers are doubles, exact up to 2**53 - 1
+#: (about $9 billion in micro-dollars).
+MAX_MICROS = 2**53 - 1
 
 __all__ = [
+    "MAX_MICROS",
     "MICROS_PER_USD",
     "PICOS_PER_MICRO",
     "check_micros",
@@ -66,10 +70,15 @@ def parse_usd(value: str | int | Decimal, *, what: str = "amount") -> int:
     >>> parse_usd("$0.000150"), parse_usd(3)
     (150, 3000000)
     """
-    dec = _decimal(value, what) * MICROS_PER_USD
+    return _scaled(value, MICROS_PER_USD, what, "is finer than one micro-dollar ($0.000001)")
+
+
+def _scaled(value: str | int | Decimal, factor: int, what: str, too_fine: str) -> int:
+    """``value`` x ``factor`` as an exact int; :class:`SpendRequestError` when it would need rounding."""
+    dec = _decimal(value, what) * factor
     if dec != dec.to_integral_value():
-        raise SpendRequestError(f"{what} {value!r} is finer than one micro-dollar ($0.000001)")
-    return int(dec)
+        raise SpendRequestError(f"{what} {value!r} {too_fine}")
+    return check_micros(int(dec), what)
 
 
 def format_usd(micros: int) -> str:
@@ -94,6 +103,8 @@ def check_micros(value: object, what: str) -> int:
         raise SpendRequestError(f"{what} must be an int of micro-dollars, got {value!r}")
     if value < 0:
         raise SpendRequestError(f"{what} must not be negative, got {value}")
+    if value > MAX_MICROS:
+        raise SpendRequestError(f"{what} {value} is above the largest amount a ledger holds exactly ({MAX_MICROS})")
     return value
 
 
@@ -103,10 +114,7 @@ def rate_from_usd_per_mtok(value: str | int | Decimal, *, what: str = "rate") ->
     >>> rate_from_usd_per_mtok("0.15"), rate_from_usd_per_mtok("0.003625")
     (150000, 3625)
     """
-    dec = _decimal(value, what) * PICOS_PER_MICRO
-    if dec != dec.to_integral_value():
-        raise SpendRequestError(f"{what} {value!r} USD/MTok is finer than $0.000001 per million tokens")
-    return int(dec)
+    return _scaled(value, PICOS_PER_MICRO, what, "USD/MTok is finer than $0.000001 per million tokens")
 
 
 def rate_to_usd_per_mtok(picos: int) -> str:

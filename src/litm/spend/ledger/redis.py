@@ -78,15 +78,25 @@ def _record(key: str, raw: Any) -> ReservationRecord:
 
 
 class _Codec:
-    """What the sync and async ledgers share: key names, script arguments and reply parsing."""
+    """What the sync and async ledgers share: options, key names, script arguments and reply parsing."""
 
-    def __init__(self, namespace: str, clock: Callable[[], float] | None, sweep_batch: int) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        namespace: str = "default",
+        clock: Callable[[], float] | None = None,
+        socket_timeout_s: float = 2.0,
+        sweep_batch: int = 32,
+    ) -> None:
         if not namespace or any(ch in namespace for ch in "{}| \t\n"):
             raise SpendRequestError(f"bad Redis namespace {namespace!r}: no braces, '|' or whitespace")
         tag = f"litm:spend:{{{namespace}}}"
+        self.url = url
         self.namespace = namespace
         self.keys = [f"{tag}:limits", f"{tag}:counters", f"{tag}:res", f"{tag}:leases", f"{tag}:events"]
         self.clock = clock
+        self.socket_timeout_s = socket_timeout_s
         self.sweep_batch = sweep_batch
 
     def now_arg(self) -> str:
@@ -140,26 +150,18 @@ def _client_options(socket_timeout_s: float) -> dict[str, Any]:
 class RedisLedger(_Codec):
     """A spend ledger in Redis at ``url`` (``redis://host:6379/0``), keys tagged ``{namespace}``.
 
-    ``hooks``: fault injection for crash tests (``reserve:sent``, ``settle:sent``: the script was sent and
-    its reply not yet read). ``clock``: tests only (see the module docstring).
+    Options: ``namespace`` (the hash tag), ``socket_timeout_s`` (2 s: a server that does not answer in
+    time refuses the call), ``sweep_batch`` (expired leases charged per reserve), ``clock`` (tests only,
+    see the module docstring). ``hooks``: fault injection for crash tests (``reserve:sent``,
+    ``settle:sent``: the script was sent and its reply not yet read).
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        namespace: str = "default",
-        clock: Callable[[], float] | None = None,
-        socket_timeout_s: float = 2.0,
-        sweep_batch: int = 32,
-        hooks: Hooks | None = None,
-    ) -> None:
-        super().__init__(namespace, clock, sweep_batch)
-        self.url = url
+    def __init__(self, url: str, *, hooks: Hooks | None = None, **options: Any) -> None:
+        super().__init__(url, **options)
         self._hooks = dict(hooks or {})
         redis = _redis_module()
         with _guard(url):
-            self._client = redis.Redis.from_url(url, **_client_options(socket_timeout_s))
+            self._client = redis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
             if self._hooks:
                 for script in self._scripts.values():
@@ -291,7 +293,8 @@ class RedisLedger(_Codec):
 
     def asynchronous(self) -> AsyncRedisLedger:
         """The same ledger through ``redis.asyncio`` (same scripts, same keys)."""
-        return AsyncRedisLedger(self.url, namespace=self.namespace, clock=self.clock, sweep_batch=self.sweep_batch)
+        return AsyncRedisLedger(self.url, namespace=self.namespace, clock=self.clock,
+                                socket_timeout_s=self.socket_timeout_s, sweep_batch=self.sweep_batch)  # fmt: skip
 
     def drop(self) -> None:
         """Delete every key of this namespace (tests and ``litm spend reset --all``)."""
@@ -306,24 +309,15 @@ class RedisLedger(_Codec):
 
 
 class AsyncRedisLedger(_Codec):
-    """The async twin of :class:`RedisLedger` for event loops (``redis.asyncio``)."""
+    """The async twin of :class:`RedisLedger` for event loops (``redis.asyncio``); same options."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        namespace: str = "default",
-        clock: Callable[[], float] | None = None,
-        socket_timeout_s: float = 2.0,
-        sweep_batch: int = 32,
-    ) -> None:
-        super().__init__(namespace, clock, sweep_batch)
-        self.url = url
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
         _redis_module()
         import redis.asyncio as aioredis
 
         with _guard(url):
-            self._client = aioredis.Redis.from_url(url, **_client_options(socket_timeout_s))
+            self._client = aioredis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
 
     async def _run(self, name: str, args: Sequence[Any]) -> Any:
