@@ -76,6 +76,10 @@ def test_scope_without_limit_refuses(make_ledger: MakeLedger) -> None:
     with pytest.raises(SpendLimitNotSetError, match="'run:7'"):
         ledger.reserve(hold("a", 1, chain=("project:acme", "run:7")))
     assert held_settled(ledger) == {}
+    ledger.reserve(hold("full", 800, chain=("project:acme",)))
+    # Both stores name the missing limit first, even when an earlier scope is also full.
+    with pytest.raises(SpendLimitNotSetError, match="'run:7'"):
+        ledger.reserve(hold("b", 1, chain=("project:acme", "run:7")))
 
 
 def test_settle_moves_hold_and_second_settle_is_a_no_op(make_ledger: MakeLedger) -> None:

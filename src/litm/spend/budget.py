@@ -38,6 +38,7 @@ Rules a guard can rely on:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -174,6 +175,7 @@ class SpendCap:
         self.fail_open = fail_open
         self._clock: Callable[[], float] = getattr(self.ledger, "clock", None) or time.time
         self._aledger: AsyncLedger | None = None
+        self._aloop: asyncio.AbstractEventLoop | None = None
 
     # -- configuration and reports -------------------------------------------------------------------
 
@@ -283,8 +285,10 @@ class SpendCap:
         return Reservation(self, record, rates, est, max_tokens, provider, unbacked=unbacked)
 
     def _async(self) -> AsyncLedger:
-        if self._aledger is None:
-            self._aledger = self.ledger.asynchronous()
+        # One async view per event loop: redis.asyncio connections belong to the loop that opened them.
+        loop = asyncio.get_running_loop()
+        if self._aledger is None or self._aloop is not loop:
+            self._aledger, self._aloop = self.ledger.asynchronous(), loop
         return self._aledger
 
     # -- settle -----------------------------------------------------------------------------------------

@@ -91,23 +91,39 @@ local now = clock(ARGV[7])
 sweep(now, tonumber(ARGV[8]))
 local existing = redis.call('HGET', K_RES, key)
 if existing then return {'replay', existing} end
-local counters, current = {}, {}
+-- One HMGET for every limit the chain could have, one for the counters of those that exist.
+local fields, windows = {}, {'total', 'daily', 'monthly'}
 for i = 9, #ARGV do
-  local scope, found = ARGV[i], false
-  for _, window in ipairs({'total', 'daily', 'monthly'}) do
-    local limit = redis.call('HGET', K_LIM, scope .. '|' .. window)
-    if limit then
-      found = true
-      local name = scope .. '|' .. window .. '|' .. wid(window, now)
-      local got = redis.call('HMGET', K_CNT, name .. '|s', name .. '|h')
-      local settled, held = tonumber(got[1] or '0'), tonumber(got[2] or '0')
-      if settled + held + amount > tonumber(limit) then
-        return {'refused', scope, window, wid(window, now), limit, int(settled), int(held)}
-      end
-      table.insert(counters, name)
+  for _, window in ipairs(windows) do table.insert(fields, ARGV[i] .. '|' .. window) end
+end
+local limits = redis.call('HMGET', K_LIM, unpack(fields))
+local counters, wanted, found = {}, {}, {}
+for n, field in ipairs(fields) do
+  if limits[n] then
+    local scope_index = 9 + math.floor((n - 1) / 3)
+    local window = windows[(n - 1) % 3 + 1]
+    found[scope_index] = true
+    local name = ARGV[scope_index] .. '|' .. window .. '|' .. wid(window, now)
+    table.insert(counters, name)
+    table.insert(wanted, name .. '|s')
+    table.insert(wanted, name .. '|h')
+  end
+end
+for i = 9, #ARGV do
+  if not found[i] then return {'nolimit', ARGV[i]} end
+end
+local got = redis.call('HMGET', K_CNT, unpack(wanted))
+local n = 0
+for n_field, field in ipairs(fields) do
+  if limits[n_field] then
+    n = n + 1
+    local settled, held = tonumber(got[2 * n - 1] or '0'), tonumber(got[2 * n] or '0')
+    if settled + held + amount > tonumber(limits[n_field]) then
+      local scope_index = 9 + math.floor((n_field - 1) / 3)
+      local window = windows[(n_field - 1) % 3 + 1]
+      return {'refused', ARGV[scope_index], window, wid(window, now), limits[n_field], int(settled), int(held)}
     end
   end
-  if not found then return {'nolimit', scope} end
 end
 move(counters, amount, 0)
 local chain = {}
