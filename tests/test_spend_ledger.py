@@ -253,3 +253,26 @@ def test_events_are_append_only(tmp_path: object) -> None:
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         conn.execute("UPDATE ops SET d_settled = 0")
     conn.close()
+
+
+def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
+    """A ledger built before fork() (a pre-forking server) opens its own connection in the child."""
+    import multiprocessing
+    import os
+
+    ledger = SQLiteLedger(tmp_path / "fork.db")  # type: ignore[operator]
+    ledger.set_limit("p", "total", 100)
+    ledger.reserve(hold("parent", 10, chain=("p",)))
+    inherited = ledger._conn()
+
+    def child_work() -> None:
+        # SQLite forbids using a connection opened before fork(): the child must get its own.
+        if ledger._conn() is inherited:
+            os._exit(3)
+        ledger.reserve(hold("child", 20, chain=("p",)))
+
+    child = multiprocessing.get_context("fork").Process(target=child_work)
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert ledger.counters()["p|total|total"] == (30, 0) and ledger.verify() == []

@@ -27,6 +27,7 @@ contention between processes costs more than the transactions themselves; this l
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import threading
@@ -125,14 +126,16 @@ class SQLiteLedger:
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
+        # A connection must not cross fork(): a pre-forking server that built the ledger at import time
+        # gets a fresh connection in each worker.
+        if conn is None or self._local.pid != os.getpid():
             try:
                 conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.Error as exc:
                 raise LedgerUnavailableError(f"SQLite ledger {self.path}: cannot open ({exc})") from None
-            self._local.conn = conn
+            self._local.conn, self._local.pid = conn, os.getpid()
             with self._lock:
                 self._all.append(conn)
         return conn
@@ -352,8 +355,8 @@ class SQLiteLedger:
         else:
             rows = self._read(
                 f"SELECT {cols} FROM ops WHERE key = ? OR EXISTS (SELECT 1 FROM json_each(ops.counters) j"
-                " WHERE j.value LIKE ?) ORDER BY seq DESC LIMIT ?",
-                (scope, f"{scope}|%", limit),
+                " WHERE substr(j.value, 1, ?) = ?) ORDER BY seq DESC LIMIT ?",
+                (scope, len(scope) + 1, f"{scope}|", limit),
             )
         return [
             Event(str(seq), ts, kind, key, tuple((c, d_held, d_settled) for c in json.loads(names)), detail)
