@@ -74,8 +74,8 @@ def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
 
     def call(j: int) -> int | None:
         try:
-            r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=PROMPT, max_tokens=MAX_TOKENS,
-                            key=f"{spec['run']}-{index}-{j}")  # fmt: skip
+            r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=PROMPT, input_exact=True,
+                            max_tokens=MAX_TOKENS, key=f"{spec['run']}-{index}-{j}")  # fmt: skip
         except SpendBudgetExceeded:
             return None
         return r.settle({"prompt_tokens": PROMPT, "completion_tokens": actual_output(rng, spec["dist"])}).cost

@@ -13,9 +13,9 @@ import pytest
 from litm.errors import PriceUnknownError, ReservationError, SpendBudgetExceeded, SpendRequestError
 from litm.spend import PriceTable, SpendCap
 from litm.spend.ledger import SQLiteLedger
-from spend_support import Clock, MakeLedger, make_ledger_fixture  # noqa: F401
+from spend_support import T0, Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
-MINI = {"model": "gpt-4o-mini", "provider": "openai"}
+MINI = {"model": "gpt-4o-mini", "provider": "openai", "input_exact": True}
 
 
 def make_cap(make_ledger: MakeLedger, clock: Clock | None = None, limit: str = "0.01", **options: Any) -> SpendCap:
@@ -65,6 +65,14 @@ def test_unknown_model_blocks_unless_an_explicit_amount_is_held(make_ledger: Mak
     assert r.settle({"prompt_tokens": 10, "completion_tokens": 10}).cost == 2000  # unpriced: the full hold
     r2 = cap.reserve("my-finetune", provider="openai", amount="0.002")
     assert r2.settle(cost="0.0005").cost == 500
+
+
+def test_an_unstated_count_gets_the_safety_margin(make_ledger: MakeLedger) -> None:
+    cap = make_cap(make_ledger)
+    unstated = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=2000, max_tokens=500)
+    assert unstated.amount == 645 and unstated.estimate is not None and unstated.estimate.input_tokens == 2300
+    exact = cap.estimate("gpt-4o-mini", provider="openai", input_tokens=2000, input_exact=True, max_tokens=500)
+    assert exact.micros == 600
 
 
 def test_missing_max_tokens_is_refused(make_ledger: MakeLedger) -> None:
@@ -132,6 +140,16 @@ def test_settle_by_key_from_another_process_uses_the_recorded_price_version(make
         same.settle("no-such-key", {"prompt_tokens": 1, "completion_tokens": 1})
 
 
+def test_settle_by_key_keeps_the_request_context_of_the_reserve(make_ledger: MakeLedger) -> None:
+    cap = make_cap(make_ledger, Clock(T0 + 200 * 86400))  # October 2026: OpenAI's priority tier is priced
+    r = cap.reserve(input_tokens=1000, max_tokens=100, key="fast-1", price_context={"service_tier": "priority"}, **MINI)
+    assert r.amount == 350
+    out = SpendCap(cap.ledger).settle("fast-1", {"prompt_tokens": 1000, "completion_tokens": 100})
+    assert out.cost == 250 + 100  # $0.25 / $1.00 per MTok: the priority rates, not the standard 150 + 60
+    with pytest.raises(SpendRequestError):
+        cap.reserve(input_tokens=1, max_tokens=1, price_context={"tier": "a|b"}, **MINI)
+
+
 def test_the_same_key_never_holds_twice(make_ledger: MakeLedger) -> None:
     cap = make_cap(make_ledger)
     a = cap.reserve(input_tokens=1000, max_tokens=100, key="agent:step-1", **MINI)
@@ -144,7 +162,8 @@ def test_the_same_key_never_holds_twice(make_ledger: MakeLedger) -> None:
 def test_async_api_and_async_decorator(make_ledger: MakeLedger) -> None:
     cap = make_cap(make_ledger)
 
-    @cap.charged(max_tokens=50, input_tokens=lambda text: (len(text.split()), False), **MINI)
+    @cap.charged(max_tokens=50, input_tokens=lambda text: (len(text.split()), False), model="gpt-4o-mini",
+                 provider="openai")
     async def ask(text: str) -> dict[str, int]:
         await asyncio.sleep(0)
         return {"prompt_tokens": len(text.split()), "completion_tokens": 3}

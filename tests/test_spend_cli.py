@@ -25,10 +25,10 @@ def exercise(spec: str, extra: list[str]) -> None:
     out = cli("set-limit", spec, "user:42", "2.50", *extra)
     assert out.exit_code == 0 and "user:42 total limit = $2.50" in out.output
     cap = SpendCap(open_ledger(spec, namespace=extra[1] if extra else "default"), scopes=["project:acme", "user:42"])
-    cap.reserve("gpt-4o-mini", provider="openai", input_tokens=1_000_000, max_tokens=1000).settle(
+    cap.reserve("gpt-4o-mini", provider="openai", input_tokens=1_000_000, input_exact=True, max_tokens=1000).settle(
         {"prompt_tokens": 1_000_000, "completion_tokens": 1000}
     )
-    cap.reserve("gpt-4o-mini", provider="openai", input_tokens=1000, max_tokens=1000, key="open-call")
+    cap.reserve("gpt-4o-mini", provider="openai", input_tokens=1000, input_exact=True, max_tokens=1000, key="open-call")
     table = cli("status", spec, *extra).output.splitlines()
     assert table[0].split() == ["scope", "window", "limit", "settled", "held", "available"]
     assert "$0.1506" in table[2] and "$0.00075" in table[2] and "$2.50" in table[2]

@@ -7,7 +7,8 @@ See :mod:`litm.spend.budget` for the flow and the rules, ``docs/spend.md`` for t
 >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "spend.db"), scopes=["project:acme", "user:42"])
 >>> cap.set_limit("project:acme", "100", window="monthly")
 >>> cap.set_limit("user:42", "0.0001", window="daily")
->>> cap.reserve("gpt-4o-mini", provider="openai", input_tokens=100_000, max_tokens=1000)  # doctest: +ELLIPSIS
+>>> cap.reserve("gpt-4o-mini", provider="openai", input_tokens=100_000, input_exact=True, max_tokens=1000)
+... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exceeded: ... requested $0.0156

@@ -42,6 +42,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -69,6 +70,20 @@ Money = str | int | Decimal
 
 def _day(ts: float) -> date:
     return datetime.fromtimestamp(ts, UTC).date()
+
+
+_CONTEXT_RE = re.compile(r"^[A-Za-z0-9_.:/-]+$")
+
+
+def _version_with_context(version: str, context: Mapping[str, str] | None) -> str:
+    """The price version a reservation records: the table's, plus the request context that picks rates
+    (``genai-prices-0.2.3|service_tier=priority``), so that a settle by key elsewhere prices alike."""
+    if not context:
+        return version
+    for k, v in context.items():
+        if not (isinstance(k, str) and isinstance(v, str) and _CONTEXT_RE.match(k) and _CONTEXT_RE.match(v)):
+            raise SpendRequestError(f"price_context entry {k!r}: {v!r} must be plain words (A-Z a-z 0-9 _ . : / -)")
+    return version + "|" + "&".join(f"{k}={v}" for k, v in sorted(context.items()))
 
 
 @dataclass
@@ -146,7 +161,7 @@ class SpendCap:
     >>> import os, tempfile
     >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "s.db"), scopes=["project:demo"])
     >>> cap.set_limit("project:demo", "0.01")
-    >>> r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=2000, max_tokens=500)
+    >>> r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=2000, input_exact=True, max_tokens=500)
     >>> r.amount                                    # 2000 x $0.15/M + 500 x $0.60/M
     600
     >>> r.settle({"prompt_tokens": 2000, "completion_tokens": 100}).cost
@@ -198,7 +213,7 @@ class SpendCap:
         """The rates a reservation for ``model`` would use today (or on ``on``)."""
         return self.prices.rates(model, provider, on=on or _day(self._clock()), context=price_context)
 
-    def estimate(self, model: str, *, provider: str | None = None, input_tokens: int, input_exact: bool = True,
+    def estimate(self, model: str, *, provider: str | None = None, input_tokens: int, input_exact: bool = False,
                  max_tokens: int | None, price_context: Mapping[str, str] | None = None,
                  cache_writes: bool = True) -> Estimate:  # fmt: skip
         """The worst case :meth:`reserve` would hold, without touching the ledger."""
@@ -209,7 +224,7 @@ class SpendCap:
     # -- reserve -----------------------------------------------------------------------------------------
 
     def _prepare(self, model: str | None = None, *, provider: str | None = None, input_tokens: int | None = None,
-                 input_exact: bool = True, max_tokens: int | None = None, key: str | None = None,
+                 input_exact: bool = False, max_tokens: int | None = None, key: str | None = None,
                  scopes: Sequence[str] | None = None, lease_s: float | None = None,
                  price_context: Mapping[str, str] | None = None, cache_writes: bool = True,
                  amount: Money | None = None) -> tuple[HoldRequest, ModelRates | None, Estimate | None]:  # fmt: skip
@@ -228,7 +243,8 @@ class SpendCap:
             micros = est.micros
         hold = HoldRequest(
             key=key or uuid.uuid4().hex, chain=chain, amount=micros, lease_s=lease_s or self.lease_s,
-            price_version=self.prices.version if rates else "", model=model or "", provider=provider or "",
+            price_version=_version_with_context(self.prices.version, price_context) if rates else "",
+            model=model or "", provider=provider or "",
         )  # fmt: skip
         return hold, rates, est
 
@@ -246,7 +262,7 @@ class SpendCap:
         *,
         provider: str | None = None,
         input_tokens: int | None = None,
-        input_exact: bool = True,
+        input_exact: bool = False,
         max_tokens: int | None = None,
         key: str | None = None,
         scopes: Sequence[str] | None = None,
@@ -256,6 +272,9 @@ class SpendCap:
         amount: Money | None = None,
     ) -> Reservation:
         """Hold the worst case of one call on every scope of the chain, or raise before anything is sent.
+
+        ``input_exact`` says the count came from the model's own tokenizer; it defaults to False, so an
+        unstated count gets the safety margin (fail closed).
 
         Raises :class:`~litm.errors.SpendBudgetExceeded` (402), :class:`~litm.errors.PriceUnknownError`
         (unknown model; pass ``amount=`` dollars to hold an explicit worst case instead),
@@ -315,9 +334,9 @@ class SpendCap:
                         outcome.key, outcome.cost, outcome.amount)  # fmt: skip
         return outcome
 
-    def settle(self, key: str, usage: Any = None, *, cost: Money | None = None,
-               price_context: Mapping[str, str] | None = None) -> Settlement:  # fmt: skip
-        """Settle a reservation by key (from any process): priced with the version it was reserved at.
+    def settle(self, key: str, usage: Any = None, *, cost: Money | None = None) -> Settlement:
+        """Settle a reservation by key (from any process): priced with the table version, date and request
+        context (``service_tier``, ...) it was reserved with.
 
         Refuses (:class:`~litm.errors.PriceUnknownError`) when this process's price table is another
         version than the reservation's: repricing with other rates would hide a difference.
@@ -327,13 +346,14 @@ class SpendCap:
             raise ReservationError(f"unknown reservation key {key!r}")
         rates = None
         if record.price_version and cost is None:
-            if record.price_version != self.prices.version:
+            version, _, context = record.price_version.partition("|")
+            if version != self.prices.version:
                 raise PriceUnknownError(
-                    f"reservation {key!r} was priced with table {record.price_version}, this process has "
+                    f"reservation {key!r} was priced with table {version}, this process has "
                     f"{self.prices.version}; pass cost= or load that table"
                 )
-            rates = self.prices.rates(record.model, record.provider or None, on=_day(record.created),
-                                      context=price_context)  # fmt: skip
+            ctx = dict(pair.split("=", 1) for pair in context.split("&")) if context else None
+            rates = self.prices.rates(record.model, record.provider or None, on=_day(record.created), context=ctx)
         r = Reservation(self, record, rates, None, None, record.provider or None)
         return r.settle(usage, cost=cost)
 
@@ -391,7 +411,8 @@ class SpendCap:
         >>> import os, tempfile
         >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "s.db"), scopes=["run:1"])
         >>> cap.set_limit("run:1", "1")
-        >>> @cap.charged("gpt-4o-mini", provider="openai", max_tokens=100, input_tokens=lambda q: len(q.split()))
+        >>> words = lambda q: (len(q.split()), True)       # (count, exact)
+        >>> @cap.charged("gpt-4o-mini", provider="openai", max_tokens=100, input_tokens=words)
         ... def ask(q):
         ...     return {"prompt_tokens": len(q.split()), "completion_tokens": 7}
         >>> ask("what is the capital of France")["completion_tokens"]
@@ -400,7 +421,7 @@ class SpendCap:
 
         def counted(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             got = input_tokens(*args, **kwargs) if callable(input_tokens) else input_tokens
-            n, exact = got if isinstance(got, tuple) else (got, reserve_kwargs.get("input_exact", True))
+            n, exact = got if isinstance(got, tuple) else (got, reserve_kwargs.pop("input_exact", False))
             return {**reserve_kwargs, "input_tokens": n, "input_exact": exact, "max_tokens": max_tokens}
 
         def wrap(fn: F) -> F:
