@@ -1,15 +1,17 @@
 """Spend-cap benchmark: reserve+settle throughput and overspend, litm's SQLite and Redis ledgers side by side
 with baar-core's SQLite store running the same concurrent scenario.
 
-The scenario, for every store: worker processes each make calls of gpt-4o-mini with a 1,000-token prompt
-and ``max_tokens=1000``; the "provider" returns a seeded random number of output tokens in [0, 1000]
-(what a real call may do under that max_tokens). Each call is: reserve the worst case, then settle the
-real cost. Two phases:
+The scenario, for every store: worker processes each make calls with a 1,000-token prompt and
+``max_tokens=1000``; the "provider" returns a seeded random number of output tokens (``uniform``: any
+length up to 1000; ``long``: 800 to 1000, as code or reports do) and bills them at gpt-4o-mini's rates.
+Each call is: reserve the worst case, then settle the real cost. Phases:
 
 * throughput: a limit that never binds; calls (reserve+settle pairs) and operations (a reserve or a
   settle) per second of wall time, all workers together, from a common start barrier;
-* overspend: a limit of $0.50 that binds after about a thousand calls; the final settled spend is
-  compared with the limit, and ``overspend_calls`` counts calls whose settle pushed the spend past it.
+* overspend: a limit of $0.50 that binds after about a thousand calls. Overspend is measured against the
+  provider's bill (what the admitted calls cost), not against what a store believes it recorded, and
+  ``overspend_calls`` counts calls that finished with the bill already past the limit. A third run uses a
+  model no price table knows (a fine-tune billed like gpt-4o-mini).
 
 baar-core's flow is the one its router runs (``estimate_cost`` with its default 500 expected output
 tokens, ``check_and_reserve``, the call, ``record_manual``, ``cancel_reservation``) on its
@@ -56,11 +58,21 @@ def actual_output(rng: random.Random, dist: str) -> int:
     return rng.randint(low, high)
 
 
+# A fine-tune no price table knows; its provider bills it at gpt-4o-mini's rates.
+UNKNOWN_MODEL = "acme-support-ft-7"
+
+
+def bill(out_tokens: int) -> int:
+    """What the provider bills one call, in micro-dollars (gpt-4o-mini rates, rounded up): the truth that
+    overspend is measured against, whatever a store believes it recorded."""
+    return (PROMPT * 150_000 + out_tokens * 600_000 + 999_999) // 1_000_000
+
+
 # -- litm workers ---------------------------------------------------------------------------------------
 
 
 def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out: Any) -> None:
-    from litm.errors import SpendBudgetExceeded
+    from litm.errors import PriceUnknownError, SpendBudgetExceeded
     from litm.spend import SpendCap
     from litm.spend.ledger import SQLiteLedger
     from litm.spend.ledger.redis import RedisLedger
@@ -74,11 +86,13 @@ def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
 
     def call(j: int) -> int | None:
         try:
-            r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=PROMPT, input_exact=True,
+            r = cap.reserve(spec["model"], provider="openai", input_tokens=PROMPT, input_exact=True,
                             max_tokens=MAX_TOKENS, key=f"{spec['run']}-{index}-{j}")  # fmt: skip
-        except SpendBudgetExceeded:
+        except (SpendBudgetExceeded, PriceUnknownError):
             return None
-        return r.settle({"prompt_tokens": PROMPT, "completion_tokens": actual_output(rng, spec["dist"])}).cost
+        out_tokens = actual_output(rng, spec["dist"])
+        r.settle({"prompt_tokens": PROMPT, "completion_tokens": out_tokens})
+        return bill(out_tokens)
 
     _drive(call, calls, barrier, out)
 
@@ -152,23 +166,24 @@ def baar_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
     rng = random.Random(index)
 
     def call(j: int) -> int | None:
-        reserved = tracker.estimate_cost("gpt-4o-mini", PROMPT, 500)  # baar's default expected output
+        reserved = tracker.estimate_cost(spec["model"], PROMPT, 500)  # baar's default expected output
         try:
             tracker.check_and_reserve(reserved)
         except BudgetExceeded:
             return None
-        record = tracker.record_manual("gpt-4o-mini", PROMPT, actual_output(rng, spec["dist"]))
+        out_tokens = actual_output(rng, spec["dist"])
+        tracker.record_manual(spec["model"], PROMPT, out_tokens)
         tracker.cancel_reservation(reserved)
-        return round(record.cost * 1e6)
+        return bill(out_tokens)
 
     _drive(call, calls, barrier, out)
 
 
-def run_baar(procs: int, calls: int, limit_usd: str, dist: str) -> dict[str, Any]:
+def run_baar(procs: int, calls: int, limit_usd: str, dist: str, model: str) -> dict[str, Any]:
     from baar.core.stores import SQLiteBudgetStore
 
     path = os.path.join(tempfile.mkdtemp(prefix="bench-baar-"), "baar.db")
-    spec = {"path": path, "limit_usd": limit_usd, "dist": dist}
+    spec = {"path": path, "limit_usd": limit_usd, "dist": dist, "model": model}
     result = _run_processes(baar_worker, spec, procs, calls)
     result["final_settled_usd"] = SQLiteBudgetStore(path).get_spent()
     result["limit_usd"] = float(limit_usd)
@@ -198,12 +213,14 @@ def _run_processes(target: Any, spec: dict[str, Any], procs: int, calls: int) ->
 
 
 def overspend(result: dict[str, Any]) -> dict[str, Any]:
+    """Overspend against the provider's bill: what the calls cost, in the order they finished."""
     limit = round(result["limit_usd"] * 1e6)
     total, over = 0, 0
     for _, cost in result.pop("settles"):
         total += cost
         over += total > limit
-    result["overspend_usd"] = round(max(0.0, result["final_settled_usd"] - result["limit_usd"]), 6)
+    result["billed_usd"] = total / 1e6
+    result["overspend_usd"] = max(0, total - limit) / 1e6
     result["overspend_calls"] = over
     return result
 
@@ -238,13 +255,14 @@ def summary(results: dict[str, Any]) -> str:
                 server = f"{r['server_us_per_script']} ({r['server_ceiling_ops_per_s']})"
             lines.append(f"| {r['store']} | {r['procs']} | {r['calls_per_s']} | {r['ops_per_s']} | {r['calls']} | "
                          f"{r['wall_s']} | {server} |")  # fmt: skip
-    lines += ["", "| store | outputs | processes | admitted | refused | settled $ | limit $ | overspend $ | "
-              "calls past the limit |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    lines += ["", "| store | model | outputs | processes | admitted | refused | store says spent $ | billed $ | "
+              "limit $ | overspend $ | calls past the limit |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for r in results["runs"]:
         if r["phase"] == "overspend":
-            lines.append(f"| {r['store']} | {r['outputs']} | {r['procs']} | {r['calls']} | {r['refused']} | "
-                         f"{r['final_settled_usd']:.6f} | {r['limit_usd']:.2f} | {r['overspend_usd']:.6f} | "
-                         f"{r['overspend_calls']} |")  # fmt: skip
+            lines.append(f"| {r['store']} | {r['model']} | {r['outputs']} | {r['procs']} | {r['calls']} | "
+                         f"{r['refused']} | {r['final_settled_usd']:.6f} | {r['billed_usd']:.6f} | "
+                         f"{r['limit_usd']:.2f} | {r['overspend_usd']:.6f} | {r['overspend_calls']} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -257,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.baar_run:  # inside the baar interpreter
         job = json.loads(args.baar_run)
-        print(json.dumps(run_baar(job["procs"], job["calls"], job["limit"], job["dist"])))
+        print(json.dumps(run_baar(job["procs"], job["calls"], job["limit"], job["dist"], job["model"])))
         return 0
 
     results: dict[str, Any] = {
@@ -267,26 +285,31 @@ def main(argv: list[str] | None = None) -> int:
                      "binding_limit_usd": BINDING_LIMIT_USD, "outputs": OUTPUTS},
         "runs": [],
     }  # fmt: skip
-    phases = [("throughput", 0, HUGE_LIMIT_USD, "uniform"), ("overspend", 500, BINDING_LIMIT_USD, "uniform"),
-              ("overspend", 500, BINDING_LIMIT_USD, "long")]  # fmt: skip
+    mini = "gpt-4o-mini"
+    phases = [("throughput", 0, HUGE_LIMIT_USD, "uniform", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "uniform", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "long", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "uniform", UNKNOWN_MODEL)]  # fmt: skip
 
-    def record(name: str, res: dict[str, Any], phase: str, dist: str) -> None:
+    def record(name: str, res: dict[str, Any], phase: str, dist: str, model: str) -> None:
         res = overspend(res)
-        res.update(store=name, phase=phase, outputs=dist)
+        res.update(store=name, phase=phase, outputs=dist, model=model)
         results["runs"].append(res)
         print(json.dumps(res), flush=True)
 
     for sync in ("FULL", "NORMAL"):
         for procs in (1, 4, 8):
-            for phase, calls, limit, dist in phases:
-                spec = {"store": "sqlite", "synchronous": sync, "dist": dist}
-                record(f"litm-sqlite-{sync}", run_litm(spec, procs, calls or args.calls // procs, limit), phase, dist)
+            for phase, calls, limit, dist, model in phases:
+                spec = {"store": "sqlite", "synchronous": sync, "dist": dist, "model": model}
+                res = run_litm(spec, procs, calls or args.calls // procs, limit)
+                record(f"litm-sqlite-{sync}", res, phase, dist, model)
     proc, url, workdir = _start_redis()
     try:
         for procs in (1, 8, 16):
-            for phase, calls, limit, dist in phases:
-                spec = {"store": "redis", "url": url, "dist": dist}
-                record("litm-redis", run_litm(spec, procs, calls or args.calls // procs, limit), phase, dist)
+            for phase, calls, limit, dist, model in phases:
+                spec = {"store": "redis", "url": url, "dist": dist, "model": model}
+                res = run_litm(spec, procs, calls or args.calls // procs, limit)
+                record("litm-redis", res, phase, dist, model)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -300,14 +323,15 @@ def main(argv: list[str] | None = None) -> int:
                                  capture_output=True, text=True, env=env).stdout.strip()  # fmt: skip
         results["baar_core"] = f"baar-core {version}, SQLiteBudgetStore"
         for procs in (1, 4, 8):
-            for phase, calls, limit, dist in phases:
-                job = json.dumps({"procs": procs, "calls": calls or args.calls // procs, "limit": limit, "dist": dist})
+            for phase, calls, limit, dist, model in phases:
+                job = json.dumps({"procs": procs, "calls": calls or args.calls // procs, "limit": limit, "dist": dist,
+                                  "model": model})  # fmt: skip
                 got = subprocess.run([str(baar), __file__, "--baar-run", job], capture_output=True, text=True,
                                      env=env, timeout=1200)  # fmt: skip
                 if got.returncode != 0:
                     results["baar_core"] += f"; run failed: {got.stderr.strip()[-500:]}"
                     break
-                record("baar-core-sqlite", json.loads(got.stdout.strip().splitlines()[-1]), phase, dist)
+                record("baar-core-sqlite", json.loads(got.stdout.strip().splitlines()[-1]), phase, dist, model)
     results["load_average_at_end"] = os.getloadavg()
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
