@@ -7,8 +7,11 @@ import importlib
 
 import pytest
 
-MODULES = ["litm.spend", "litm.spend.money", "litm.spend.scopes", "litm.spend.prices", "litm.spend.cost",
-           "litm.spend.budget", "litm.spend.ledger", "litm.spend.ledger.rules", "litm.spend.ledger.sqlite"]  # fmt: skip
+MODULES = [
+    "litm.spend", "litm.spend.money", "litm.spend.scopes", "litm.spend.prices", "litm.spend.cost",
+    "litm.spend.reservation", "litm.spend.budget", "litm.spend.ledger", "litm.spend.ledger.rules",
+    "litm.spend.ledger.sqlite",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MODULES)

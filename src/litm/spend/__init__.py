@@ -14,11 +14,12 @@ Traceback (most recent call last):
 litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exceeded: ... requested $0.0156
 """
 
-from litm.spend.budget import Reservation, SpendCap, price_completion
-from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, Usage, price_usage, usage_from, worst_case
+from litm.spend.budget import SpendCap
+from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, Usage, price_completion, price_usage, usage_from, worst_case
 from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
 from litm.spend.money import format_usd, parse_usd
 from litm.spend.prices import ModelRates, PriceTable, TokenRates, default_table
+from litm.spend.reservation import Reservation
 
 SpendBudget = SpendCap  # the issue's other name for it
 

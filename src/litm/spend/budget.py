@@ -42,112 +42,27 @@ import asyncio
 import functools
 import inspect
 import logging
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from decimal import Decimal
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
 from litm.errors import LedgerUnavailableError, PriceUnknownError, ReservationError, SpendRequestError
-from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, price_usage, usage_from, worst_case
+from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, worst_case
 from litm.spend.ledger import Ledger, open_ledger
 from litm.spend.ledger.base import AsyncLedger, CounterStatus, Event, HoldRequest, ReservationRecord, Settlement
 from litm.spend.money import parse_usd
 from litm.spend.prices import ModelRates, PriceTable, default_table
+from litm.spend.reservation import Money, Reservation, day_of, split_version, version_with_context
 from litm.spend.scopes import Window, check_chain, check_window
 
-__all__ = ["Reservation", "SpendCap", "price_completion"]
+__all__ = ["SpendCap"]
 
 log = logging.getLogger("litm.spend")
 F = TypeVar("F", bound=Callable[..., Any])
-Money = str | int | Decimal
-
-
-def _day(ts: float) -> date:
-    return datetime.fromtimestamp(ts, UTC).date()
-
-
-_CONTEXT_RE = re.compile(r"^[A-Za-z0-9_.:/-]+$")
-
-
-def _version_with_context(version: str, context: Mapping[str, str] | None) -> str:
-    """The price version a reservation records: the table's, plus the request context that picks rates
-    (``genai-prices-0.2.3|service_tier=priority``), so that a settle by key elsewhere prices alike."""
-    if not context:
-        return version
-    for k, v in context.items():
-        if not (isinstance(k, str) and isinstance(v, str) and _CONTEXT_RE.match(k) and _CONTEXT_RE.match(v)):
-            raise SpendRequestError(f"price_context entry {k!r}: {v!r} must be plain words (A-Z a-z 0-9 _ . : / -)")
-    return version + "|" + "&".join(f"{k}={v}" for k, v in sorted(context.items()))
-
-
-@dataclass
-class Reservation:
-    """A hold in the ledger for one call. ``max_tokens`` is what the call must send.
-
-    ``unbacked`` is True only for a call let through by ``fail_open`` while the ledger was down.
-    """
-
-    cap: SpendCap
-    record: ReservationRecord
-    rates: ModelRates | None
-    estimate: Estimate | None
-    max_tokens: int | None
-    provider: str | None = None
-    settlement: Settlement | None = None
-    unbacked: bool = False
-
-    @property
-    def key(self) -> str:
-        return self.record.key
-
-    @property
-    def amount(self) -> int:
-        """The hold, in micro-dollars."""
-        return self.record.amount
-
-    @property
-    def closed(self) -> bool:
-        return self.settlement is not None
-
-    def cost_of(self, usage: Any = None, *, cost: Money | None = None) -> int:
-        """What ``usage`` (or an explicit ``cost`` in dollars) costs at this reservation's rates.
-
-        Without rates (a reservation made with an explicit ``amount``) and without ``cost``, the cost is
-        the full hold: nothing else can be trusted.
-        """
-        if cost is not None:
-            return parse_usd(cost, what="cost")
-        if usage is None:
-            raise SpendRequestError(f"settle({self.key!r}) needs the call's usage or an explicit cost")
-        if self.rates is None:
-            return self.amount
-        return price_usage(self.rates, usage_from(usage, provider=self.provider))
-
-    def settle(self, usage: Any = None, *, cost: Money | None = None) -> Settlement:
-        """Settle at the reported usage (OpenAI or Anthropic usage, a response, a dict, a Completion)."""
-        self.settlement = self.cap._close(self, self.cost_of(usage, cost=cost), refund=False)
-        return self.settlement
-
-    def refund(self) -> Settlement:
-        """Release the whole hold: the request was certainly not sent (nothing can have been billed)."""
-        self.settlement = self.cap._close(self, 0, refund=True)
-        return self.settlement
-
-    async def asettle(self, usage: Any = None, *, cost: Money | None = None) -> Settlement:
-        """:meth:`settle` without blocking the event loop."""
-        self.settlement = await self.cap._aclose(self, self.cost_of(usage, cost=cost), refund=False)
-        return self.settlement
-
-    async def arefund(self) -> Settlement:
-        """:meth:`refund` without blocking the event loop."""
-        self.settlement = await self.cap._aclose(self, 0, refund=True)
-        return self.settlement
 
 
 class SpendCap:
@@ -211,7 +126,7 @@ class SpendCap:
     def rates(self, model: str, provider: str | None = None, *, on: date | None = None,
               price_context: Mapping[str, str] | None = None) -> ModelRates:  # fmt: skip
         """The rates a reservation for ``model`` would use today (or on ``on``)."""
-        return self.prices.rates(model, provider, on=on or _day(self._clock()), context=price_context)
+        return self.prices.rates(model, provider, on=on or day_of(self._clock()), context=price_context)
 
     def estimate(self, model: str, *, provider: str | None = None, input_tokens: int, input_exact: bool = False,
                  max_tokens: int | None, price_context: Mapping[str, str] | None = None,
@@ -243,7 +158,7 @@ class SpendCap:
             micros = est.micros
         hold = HoldRequest(
             key=key or uuid.uuid4().hex, chain=chain, amount=micros, lease_s=lease_s or self.lease_s,
-            price_version=_version_with_context(self.prices.version, price_context) if rates else "",
+            price_version=version_with_context(self.prices.version, price_context) if rates else "",
             model=model or "", provider=provider or "",
         )  # fmt: skip
         return hold, rates, est
@@ -346,14 +261,13 @@ class SpendCap:
             raise ReservationError(f"unknown reservation key {key!r}")
         rates = None
         if record.price_version and cost is None:
-            version, _, context = record.price_version.partition("|")
+            version, ctx = split_version(record.price_version)
             if version != self.prices.version:
                 raise PriceUnknownError(
                     f"reservation {key!r} was priced with table {version}, this process has "
                     f"{self.prices.version}; pass cost= or load that table"
                 )
-            ctx = dict(pair.split("=", 1) for pair in context.split("&")) if context else None
-            rates = self.prices.rates(record.model, record.provider or None, on=_day(record.created), context=ctx)
+            rates = self.prices.rates(record.model, record.provider or None, on=day_of(record.created), context=ctx)
         r = Reservation(self, record, rates, None, None, record.provider or None)
         return r.settle(usage, cost=cost)
 
@@ -449,20 +363,3 @@ class SpendCap:
 
     def close(self) -> None:
         self.ledger.close()
-
-
-def price_completion(completion: Any, *, provider: str | None = None, prices: PriceTable | None = None,
-                     on: date | None = None) -> int:  # fmt: skip
-    """What a litm ``Completion`` (or anything with ``model``, ``input_tokens``, ``output_tokens``,
-    ``cached_tokens``) cost, in micro-dollars. ``provider="anthropic"`` reads ``input_tokens`` as uncached.
-
-    >>> from litm.models.base import Completion
-    >>> price_completion(Completion("Paris", 1000, 10, 0.1, "stop", model="gpt-4o-mini"), provider="openai")
-    156
-    """
-    model = getattr(completion, "model", "")
-    if not model:
-        raise PriceUnknownError("completion has no model name to price it by")
-    rates = (prices or default_table()).rates(str(model), provider, on=on)
-    return price_usage(rates, usage_from(completion, provider=provider))
-

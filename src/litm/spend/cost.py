@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from litm.errors import PriceUnknownError, SpendRequestError
 from litm.spend.money import micros_ceil
-from litm.spend.prices import ModelRates
+from litm.spend.prices import ModelRates, PriceTable, default_table
 
-__all__ = ["APPROX_MARGIN_PCT", "Estimate", "Usage", "price_usage", "usage_from", "worst_case"]
+__all__ = ["APPROX_MARGIN_PCT", "Estimate", "Usage", "price_completion", "price_usage", "usage_from", "worst_case"]
 
 #: Margin added to an approximate prompt count: litm's approximate counters stay within about 10 % of
 #: the real tokenizers on English and code; 15 % leaves room for other scripts.
@@ -199,3 +200,19 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
     written = _get(obj, "input_tokens_details", "cache_write_tokens")
     return Usage(_int(_get(obj, "input_tokens"), "input_tokens"), output, _int(cached, "cached_tokens"),
                  _int(written, "cache_write_tokens"))  # fmt: skip
+
+
+def price_completion(completion: Any, *, provider: str | None = None, prices: PriceTable | None = None,
+                     on: date | None = None) -> int:  # fmt: skip
+    """What a litm ``Completion`` (or anything with ``model``, ``input_tokens``, ``output_tokens``,
+    ``cached_tokens``) cost, in micro-dollars. ``provider="anthropic"`` reads ``input_tokens`` as uncached.
+
+    >>> from litm.models.base import Completion
+    >>> price_completion(Completion("Paris", 1000, 10, 0.1, "stop", model="gpt-4o-mini"), provider="openai")
+    156
+    """
+    model = getattr(completion, "model", "")
+    if not model:
+        raise PriceUnknownError("completion has no model name to price it by")
+    rates = (prices or default_table()).rates(str(model), provider, on=on)
+    return price_usage(rates, usage_from(completion, provider=provider))
