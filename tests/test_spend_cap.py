@@ -55,6 +55,20 @@ def test_over_budget_call_is_refused_before_anything_runs(make_ledger: MakeLedge
     assert spent(cap)[("run:1", "total")] == (0, 0)
 
 
+def test_decorator_keeps_its_options_and_charges_unreadable_results_in_full(make_ledger: MakeLedger) -> None:
+    cap = make_cap(make_ledger)
+
+    @cap.charged("gpt-4o-mini", provider="openai", max_tokens=100, input_tokens=1000, input_exact=True)
+    def call(usage: object) -> object:
+        return usage
+
+    for _ in range(2):  # the second call still counts exactly (the options are not consumed)
+        assert call({"prompt_tokens": 1000, "completion_tokens": 0}) == {"prompt_tokens": 1000, "completion_tokens": 0}
+    assert spent(cap)[("run:1", "total")] == (300, 0)
+    assert call("no usage here") == "no usage here"  # the call ran: its result comes back, its hold is charged
+    assert spent(cap)[("run:1", "total")] == (300 + 210, 0)
+
+
 def test_unknown_model_blocks_unless_an_explicit_amount_is_held(make_ledger: MakeLedger) -> None:
     cap = make_cap(make_ledger)
     with pytest.raises(PriceUnknownError, match="'my-finetune'"):

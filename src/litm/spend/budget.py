@@ -320,7 +320,8 @@ class SpendCap:
 
         ``input_tokens`` is an int or a callable taking the function's arguments and returning the count
         (or ``(count, exact)``). The function runs only when the reservation fits; its return value is
-        settled; an exception charges the full hold. Works on ``async def`` functions too.
+        settled (a value with no readable usage is charged the full hold, logged, and still returned); an
+        exception charges the full hold. Works on ``async def`` functions too.
 
         >>> import os, tempfile
         >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "s.db"), scopes=["run:1"])
@@ -333,10 +334,19 @@ class SpendCap:
         7
         """
 
+        exact_default = bool(reserve_kwargs.pop("input_exact", False))
+
         def counted(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             got = input_tokens(*args, **kwargs) if callable(input_tokens) else input_tokens
-            n, exact = got if isinstance(got, tuple) else (got, reserve_kwargs.pop("input_exact", False))
+            n, exact = got if isinstance(got, tuple) else (got, exact_default)
             return {**reserve_kwargs, "input_tokens": n, "input_exact": exact, "max_tokens": max_tokens}
+
+        def cost_of(r: Reservation, result: Any) -> int:
+            try:
+                return r.cost_of(result)
+            except SpendRequestError as exc:  # the call ran: keep its result, charge what it may have cost
+                log.warning("call %s returned no readable usage (%s): charged its full hold", r.key, exc)
+                return r.amount
 
         def wrap(fn: F) -> F:
             if inspect.iscoroutinefunction(fn):
@@ -345,7 +355,7 @@ class SpendCap:
                 async def run_async(*args: Any, **kwargs: Any) -> Any:
                     async with self.ahold(model, **counted(args, kwargs)) as r:
                         result = await fn(*args, **kwargs)
-                        await r.asettle(result)
+                        r.settlement = await self._aclose(r, cost_of(r, result), refund=False)
                     return result
 
                 return run_async  # type: ignore[return-value]
@@ -354,7 +364,7 @@ class SpendCap:
             def run(*args: Any, **kwargs: Any) -> Any:
                 with self.hold(model, **counted(args, kwargs)) as r:
                     result = fn(*args, **kwargs)
-                    r.settle(result)
+                    r.settlement = self._close(r, cost_of(r, result), refund=False)
                 return result
 
             return run  # type: ignore[return-value]
