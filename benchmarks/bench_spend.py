@@ -63,9 +63,9 @@ UNKNOWN_MODEL = "acme-support-ft-7"
 
 
 def bill(out_tokens: int) -> int:
-    """What the provider bills one call, in micro-dollars (gpt-4o-mini rates, rounded up): the truth that
-    overspend is measured against, whatever a store believes it recorded."""
-    return (PROMPT * 150_000 + out_tokens * 600_000 + 999_999) // 1_000_000
+    """What the provider bills one call, exactly, in pico-dollars (gpt-4o-mini's $0.15 / $0.60 per MTok):
+    the truth that overspend is measured against, whatever a store believes it recorded."""
+    return PROMPT * 150_000 + out_tokens * 600_000
 
 
 # -- litm workers ---------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out:
 
 
 def _drive(call: Any, calls: int, barrier: Any, out: Any) -> None:
-    """Run ``call(j)`` (the cost, or None when refused) ``calls`` times after the barrier; report to ``out``."""
+    """Run ``call(j)`` (the billed cost, or None when refused) ``calls`` times after the barrier; report."""
     done = refused = 0
     settles: list[tuple[float, int]] = []
     barrier.wait()
@@ -213,14 +213,14 @@ def _run_processes(target: Any, spec: dict[str, Any], procs: int, calls: int) ->
 
 
 def overspend(result: dict[str, Any]) -> dict[str, Any]:
-    """Overspend against the provider's bill: what the calls cost, in the order they finished."""
-    limit = round(result["limit_usd"] * 1e6)
+    """Overspend against the provider's exact bill (pico-dollars), in the order the calls finished."""
+    limit = round(result["limit_usd"] * 1e6) * 1_000_000
     total, over = 0, 0
     for _, cost in result.pop("settles"):
         total += cost
         over += total > limit
-    result["billed_usd"] = total / 1e6
-    result["overspend_usd"] = max(0, total - limit) / 1e6
+    result["billed_usd"] = total / 1e12
+    result["overspend_usd"] = max(0, total - limit) / 1e12
     result["overspend_calls"] = over
     return result
 
