@@ -276,3 +276,14 @@ def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
     child.join(timeout=60)
     assert child.exitcode == 0
     assert ledger.counters()["p|total|total"] == (30, 0) and ledger.verify() == []
+
+
+def test_redis_ledger_without_the_client_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from litm.errors import MissingDependencyError
+    from litm.spend.ledger import open_ledger
+
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if the redis package were not installed
+    with pytest.raises(MissingDependencyError, match=r"litm\[spend-redis\]"):
+        open_ledger("redis://127.0.0.1:1/0")
