@@ -16,7 +16,7 @@ from openai.types.responses import ResponseUsage
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from litm.errors import PriceTableError, PriceUnknownError, SpendRequestError
-from litm.models.base import Completion
+from litm.models import Completion
 from litm.spend import PriceTable, Usage, price_completion, price_usage, usage_from, worst_case
 from litm.spend.money import format_usd, micros_ceil, parse_usd, rate_from_usd_per_mtok
 

@@ -207,7 +207,7 @@ def price_completion(completion: Any, *, provider: str | None = None, prices: Pr
     """What a litm ``Completion`` (or anything with ``model``, ``input_tokens``, ``output_tokens``,
     ``cached_tokens``) cost, in micro-dollars. ``provider="anthropic"`` reads ``input_tokens`` as uncached.
 
-    >>> from litm.models.base import Completion
+    >>> from litm.models import Completion
     >>> price_completion(Completion("Paris", 1000, 10, 0.1, "stop", model="gpt-4o-mini"), provider="openai")
     156
     """
