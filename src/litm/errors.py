@@ -196,3 +196,49 @@ class CodeTargetTooLargeError(ContextBudgetExceeded):
     def __init__(self, message: str, *, target_tokens: int, budget: int, advice: str = "") -> None:
         super().__init__(message, prompt_tokens=target_tokens, budget=budget, floor=target_tokens, advice=advice)
         self.target_tokens = target_tokens
+
+
+class SpendBudgetExceeded(LitmError, RuntimeError):
+    """A reservation does not fit one scope of its chain; nothing was written and nothing was sent.
+
+    Carries the numbers of the first scope that refused, all in integer micro-dollars: ``scope``,
+    ``window`` (``total``, ``daily``, ``monthly``), ``limit``, ``settled``, ``held`` and ``requested``.
+    ``status_code`` is 402 (Payment Required) so that web layers can pass it through as is.
+    """
+
+    status_code = 402
+
+    def __init__(
+        self, message: str, *, scope: str, window: str, limit: int, settled: int, held: int, requested: int
+    ) -> None:
+        super().__init__(message)
+        self.scope = scope
+        self.window = window
+        self.limit = limit
+        self.settled = settled
+        self.held = held
+        self.requested = requested
+
+
+class PriceUnknownError(LitmError, LookupError):
+    """A model, provider or one of the rates a call needs is not in the price table."""
+
+
+class PriceTableError(LitmError, ValueError):
+    """A price table file is malformed, or its sha256 does not match its content."""
+
+
+class LedgerUnavailableError(LitmError, ConnectionError):
+    """The spend ledger cannot be reached or answered with an error; the call is refused (fail closed)."""
+
+
+class SpendRequestError(LitmError, ValueError):
+    """Bad input to the spend cap: a negative amount, a missing ``max_tokens``, an unknown window, a bad scope."""
+
+
+class SpendLimitNotSetError(LitmError, LookupError):
+    """A scope in a reservation's chain has no limit in the ledger (an unconfigured scope is never unlimited)."""
+
+
+class ReservationError(LitmError, ValueError):
+    """A reservation key is unknown, or reused with different terms, or the reservation is already closed."""

@@ -50,6 +50,7 @@ from litm.cli import place as _place  # noqa: E402,F401
 from litm.cli import probe as _probe  # noqa: E402,F401
 from litm.cli import prompt as _prompt  # noqa: E402,F401
 from litm.cli import report as _report  # noqa: E402,F401
+from litm.cli import spend as _spend  # noqa: E402,F401
 
 
 def fail(message: str) -> typer.Exit:

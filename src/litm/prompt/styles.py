@@ -25,7 +25,7 @@ Example:
     >>> print(render_documents([Doc("Paris is in France.", "a", title="Paris")], "liu"))
     Document [1](Title: Paris) Paris is in France.
     >>> print(render_documents([Doc("x", "a", score=0.9)], AnchorOptions(style="bracket", positions=False)))
-    [DOC_ID: a | REL_SCORE: 0.9]
+    [DOC_ID: a | REL_SCORE: 1]
     x
     [/DOC_ID: a]
 """

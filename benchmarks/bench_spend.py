@@ -1,0 +1,344 @@
+"""Spend-cap benchmark: reserve+settle throughput and overspend, litm's SQLite and Redis ledgers side by side
+with baar-core's SQLite store running the same concurrent scenario.
+
+The scenario, for every store: worker processes each make calls with a 1,000-token prompt and
+``max_tokens=1000``; the "provider" returns a seeded random number of output tokens (``uniform``: any
+length up to 1000; ``long``: 800 to 1000, as code or reports do) and bills them at gpt-4o-mini's rates.
+Each call is: reserve the worst case, then settle the real cost. Phases:
+
+* throughput: a limit that never binds; calls (reserve+settle pairs) and operations (a reserve or a
+  settle) per second of wall time, all workers together, from a common start barrier;
+* overspend: a limit of $0.50 that binds after about a thousand calls. Overspend is measured against the
+  provider's bill (what the admitted calls cost), not against what a store believes it recorded, and
+  ``overspend_calls`` counts calls that finished with the bill already past the limit. A third run uses a
+  model no price table knows (a fine-tune billed like gpt-4o-mini).
+
+baar-core's flow is the one its router runs (``estimate_cost`` with its default 500 expected output
+tokens, ``check_and_reserve``, the call, ``record_manual``, ``cancel_reservation``) on its
+``SQLiteBudgetStore``, in a separate interpreter that has baar-core installed (``--baar-python``).
+
+Run it alone on the machine (other load skews the numbers)::
+
+    python -m venv /tmp/baar && /tmp/baar/bin/pip install baar-core
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_spend.py --baar-python /tmp/baar/bin/python \\
+        --out docs/results/bench-spend
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROMPT, MAX_TOKENS = 1000, 1000
+BINDING_LIMIT_USD = "0.50"
+HUGE_LIMIT_USD = "1000000"
+# gpt-4o-mini at $0.15 / $0.60 per MTok, in micro-dollars per token (baar prices with litellm's table)
+IN_RATE, OUT_RATE = 0.15, 0.60
+
+
+# Output lengths the "provider" returns: any length up to max_tokens, or long answers (code, reports)
+# that run close to it. Both are ordinary under max_tokens=1000.
+OUTPUTS = {"uniform": (0, MAX_TOKENS), "long": (800, MAX_TOKENS)}
+
+
+def actual_output(rng: random.Random, dist: str) -> int:
+    low, high = OUTPUTS[dist]
+    return rng.randint(low, high)
+
+
+# A fine-tune no price table knows; its provider bills it at gpt-4o-mini's rates.
+UNKNOWN_MODEL = "acme-support-ft-7"
+
+
+def bill(out_tokens: int) -> int:
+    """What the provider bills one call, exactly, in pico-dollars (gpt-4o-mini's $0.15 / $0.60 per MTok):
+    the truth that overspend is measured against, whatever a store believes it recorded."""
+    return PROMPT * 150_000 + out_tokens * 600_000
+
+
+# -- litm workers ---------------------------------------------------------------------------------------
+
+
+def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out: Any) -> None:
+    from litm.errors import PriceUnknownError, SpendBudgetExceeded
+    from litm.spend import SpendCap
+    from litm.spend.ledger import SQLiteLedger
+    from litm.spend.ledger.redis import RedisLedger
+
+    if spec["store"] == "sqlite":
+        ledger: Any = SQLiteLedger(spec["path"], synchronous=spec["synchronous"])
+    else:
+        ledger = RedisLedger(spec["url"], namespace=spec["namespace"])
+    cap = SpendCap(ledger, scopes=["project:bench", f"worker:{index % 4}"])
+    rng = random.Random(index)
+
+    def call(j: int) -> int | None:
+        try:
+            r = cap.reserve(spec["model"], provider="openai", input_tokens=PROMPT, input_exact=True,
+                            max_tokens=MAX_TOKENS, key=f"{spec['run']}-{index}-{j}")  # fmt: skip
+        except (SpendBudgetExceeded, PriceUnknownError):
+            return None
+        out_tokens = actual_output(rng, spec["dist"])
+        r.settle({"prompt_tokens": PROMPT, "completion_tokens": out_tokens})
+        return bill(out_tokens)
+
+    _drive(call, calls, barrier, out)
+
+
+def _drive(call: Any, calls: int, barrier: Any, out: Any) -> None:
+    """Run ``call(j)`` (the billed cost, or None when refused) ``calls`` times after the barrier; report."""
+    done = refused = 0
+    settles: list[tuple[float, int]] = []
+    barrier.wait()
+    start = time.perf_counter()
+    for j in range(calls):
+        cost = call(j)
+        if cost is None:
+            refused += 1
+            continue
+        settles.append((time.time(), cost))
+        done += 1
+    out.put({"start": start, "end": time.perf_counter(), "done": done, "refused": refused, "settles": settles})
+
+
+def run_litm(spec: dict[str, Any], procs: int, calls: int, limit_usd: str) -> dict[str, Any]:
+    from litm.spend import SpendCap
+    from litm.spend.ledger import SQLiteLedger
+    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend.money import parse_usd
+
+    spec = {**spec, "run": f"r{time.time_ns()}"}
+    if spec["store"] == "sqlite":
+        spec["path"] = os.path.join(tempfile.mkdtemp(prefix="bench-spend-"), "spend.db")
+        setup: Any = SQLiteLedger(spec["path"])
+    else:
+        spec["namespace"] = spec["run"]
+        setup = RedisLedger(spec["url"], namespace=spec["namespace"])
+    cap = SpendCap(setup)
+    cap.set_limit("project:bench", limit_usd)
+    for w in range(4):
+        cap.set_limit(f"worker:{w}", HUGE_LIMIT_USD)
+    server = None
+    if spec["store"] == "redis":
+        import redis
+
+        server = redis.Redis.from_url(spec["url"])
+        server.config_resetstat()
+    result = _run_processes(litm_worker, spec, procs, calls)
+    if server is not None:
+        # Server time per script (reserve and settle alike): the ceiling with clients on other machines.
+        per_call = server.info("commandstats").get("cmdstat_evalsha", {}).get("usec_per_call", 0.0)
+        result["server_us_per_script"] = per_call
+        result["server_ceiling_ops_per_s"] = round(1e6 / per_call) if per_call else None
+    result["final_settled_usd"] = sum(c.settled for c in setup.status(["project:bench"])) / 1e6
+    result["limit_usd"] = parse_usd(limit_usd) / 1e6
+    result["ledger_consistent"] = setup.verify() == []
+    if spec["store"] == "redis":
+        setup.drop()
+    else:
+        shutil.rmtree(os.path.dirname(spec["path"]), ignore_errors=True)
+    return result
+
+
+# -- baar-core worker (runs in the baar interpreter: stdlib and baar only) ------------------------------------
+
+
+def baar_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out: Any) -> None:
+    import warnings
+
+    from baar.core.budget import BudgetExceeded, BudgetTracker
+    from baar.core.stores import SQLiteBudgetStore
+
+    warnings.simplefilter("ignore")
+    tracker = BudgetTracker(total_budget=float(spec["limit_usd"]), store=SQLiteBudgetStore(spec["path"]))
+    rng = random.Random(index)
+
+    def call(j: int) -> int | None:
+        reserved = tracker.estimate_cost(spec["model"], PROMPT, 500)  # baar's default expected output
+        try:
+            tracker.check_and_reserve(reserved)
+        except BudgetExceeded:
+            return None
+        out_tokens = actual_output(rng, spec["dist"])
+        tracker.record_manual(spec["model"], PROMPT, out_tokens)
+        tracker.cancel_reservation(reserved)
+        return bill(out_tokens)
+
+    _drive(call, calls, barrier, out)
+
+
+def run_baar(procs: int, calls: int, limit_usd: str, dist: str, model: str) -> dict[str, Any]:
+    from baar.core.stores import SQLiteBudgetStore
+
+    path = os.path.join(tempfile.mkdtemp(prefix="bench-baar-"), "baar.db")
+    spec = {"path": path, "limit_usd": limit_usd, "dist": dist, "model": model}
+    result = _run_processes(baar_worker, spec, procs, calls)
+    result["final_settled_usd"] = SQLiteBudgetStore(path).get_spent()
+    result["limit_usd"] = float(limit_usd)
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return result
+
+
+# -- shared driver ----------------------------------------------------------------------------------------
+
+
+def _run_processes(target: Any, spec: dict[str, Any], procs: int, calls: int) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(procs), ctx.Queue()
+    workers = [ctx.Process(target=target, args=(spec, i, calls, barrier, out)) for i in range(procs)]
+    for w in workers:
+        w.start()
+    reports = [out.get(timeout=600) for _ in workers]
+    for w in workers:
+        w.join()
+    wall = max(r["end"] for r in reports) - min(r["start"] for r in reports)
+    done = sum(r["done"] for r in reports)
+    refused = sum(r["refused"] for r in reports)
+    settles = sorted(s for r in reports for s in r["settles"])
+    return {"procs": procs, "calls": done, "refused": refused, "wall_s": round(wall, 3),
+            "calls_per_s": round(done / wall), "ops_per_s": round((2 * done + refused) / wall),
+            "settles": settles}  # fmt: skip
+
+
+def overspend(result: dict[str, Any]) -> dict[str, Any]:
+    """Overspend against the provider's exact bill (pico-dollars), in the order the calls finished."""
+    limit = round(result["limit_usd"] * 1e6) * 1_000_000
+    total, over = 0, 0
+    for _, cost in result.pop("settles"):
+        total += cost
+        over += total > limit
+    result["billed_usd"] = total / 1e12
+    result["overspend_usd"] = max(0, total - limit) / 1e12
+    result["overspend_calls"] = over
+    return result
+
+
+def _start_redis() -> tuple[subprocess.Popen[bytes], str, str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server not found (scripts/ensure-redis.sh installs it)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    workdir = tempfile.mkdtemp(prefix="bench-redis-")
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", workdir], stdout=subprocess.DEVNULL)  # fmt: skip
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"redis://127.0.0.1:{port}/0", workdir
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
+def summary(results: dict[str, Any]) -> str:
+    """The runs as two Markdown tables (throughput, then overspend)."""
+    lines = ["| store | processes | calls/s | ops/s | calls | wall s | Redis server µs/script (ceiling ops/s) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for r in results["runs"]:
+        if r["phase"] == "throughput":
+            server = ""
+            if "server_us_per_script" in r:
+                server = f"{r['server_us_per_script']} ({r['server_ceiling_ops_per_s']})"
+            lines.append(f"| {r['store']} | {r['procs']} | {r['calls_per_s']} | {r['ops_per_s']} | {r['calls']} | "
+                         f"{r['wall_s']} | {server} |")  # fmt: skip
+    lines += ["", "| store | model | outputs | processes | admitted | refused | store says spent $ | billed $ | "
+              "limit $ | overspend $ | calls past the limit |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for r in results["runs"]:
+        if r["phase"] == "overspend":
+            lines.append(f"| {r['store']} | {r['model']} | {r['outputs']} | {r['procs']} | {r['calls']} | "
+                         f"{r['refused']} | {r['final_settled_usd']:.6f} | {r['billed_usd']:.6f} | "
+                         f"{r['limit_usd']:.2f} | {r['overspend_usd']:.6f} | {r['overspend_calls']} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="litm spend-cap benchmark")
+    parser.add_argument("--calls", type=int, default=8000, help="calls per throughput run, split over the workers")
+    parser.add_argument("--baar-python", default="/tmp/baar/bin/python", help="an interpreter with baar-core")
+    parser.add_argument("--out", type=Path, default=None, help="folder for results.json")
+    parser.add_argument("--baar-run", default=None, help=argparse.SUPPRESS)  # internal: JSON args for a baar run
+    args = parser.parse_args(argv)
+    if args.baar_run:  # inside the baar interpreter
+        job = json.loads(args.baar_run)
+        print(json.dumps(run_baar(job["procs"], job["calls"], job["limit"], job["dist"], job["model"])))
+        return 0
+
+    results: dict[str, Any] = {
+        "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "load_average_at_start": os.getloadavg(),
+        "scenario": {"model": "gpt-4o-mini", "prompt_tokens": PROMPT, "max_tokens": MAX_TOKENS,
+                     "binding_limit_usd": BINDING_LIMIT_USD, "outputs": OUTPUTS},
+        "runs": [],
+    }  # fmt: skip
+    mini = "gpt-4o-mini"
+    phases = [("throughput", 0, HUGE_LIMIT_USD, "uniform", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "uniform", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "long", mini),
+              ("overspend", 500, BINDING_LIMIT_USD, "uniform", UNKNOWN_MODEL)]  # fmt: skip
+
+    def record(name: str, res: dict[str, Any], phase: str, dist: str, model: str) -> None:
+        res = overspend(res)
+        res.update(store=name, phase=phase, outputs=dist, model=model)
+        results["runs"].append(res)
+        print(json.dumps(res), flush=True)
+
+    for sync in ("FULL", "NORMAL"):
+        for procs in (1, 4, 8):
+            for phase, calls, limit, dist, model in phases:
+                spec = {"store": "sqlite", "synchronous": sync, "dist": dist, "model": model}
+                res = run_litm(spec, procs, calls or args.calls // procs, limit)
+                record(f"litm-sqlite-{sync}", res, phase, dist, model)
+    proc, url, workdir = _start_redis()
+    try:
+        for procs in (1, 8, 16):
+            for phase, calls, limit, dist, model in phases:
+                spec = {"store": "redis", "url": url, "dist": dist, "model": model}
+                res = run_litm(spec, procs, calls or args.calls // procs, limit)
+                record("litm-redis", res, phase, dist, model)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
+    baar = Path(args.baar_python)
+    if not baar.exists():
+        results["baar_core"] = f"not run: no interpreter at {baar} (python -m venv /tmp/baar && pip install baar-core)"
+    else:
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": ""}
+        version = subprocess.run([str(baar), "-c", "import importlib.metadata as m; print(m.version('baar-core'))"],
+                                 capture_output=True, text=True, env=env).stdout.strip()  # fmt: skip
+        results["baar_core"] = f"baar-core {version}, SQLiteBudgetStore"
+        for procs in (1, 4, 8):
+            for phase, calls, limit, dist, model in phases:
+                job = json.dumps({"procs": procs, "calls": calls or args.calls // procs, "limit": limit, "dist": dist,
+                                  "model": model})  # fmt: skip
+                got = subprocess.run([str(baar), __file__, "--baar-run", job], capture_output=True, text=True,
+                                     env=env, timeout=1200)  # fmt: skip
+                if got.returncode != 0:
+                    results["baar_core"] += f"; run failed: {got.stderr.strip()[-500:]}"
+                    break
+                record("baar-core-sqlite", json.loads(got.stdout.strip().splitlines()[-1]), phase, dist, model)
+    results["load_average_at_end"] = os.getloadavg()
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+        (args.out / "results.md").write_text(summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,341 @@
+"""``RedisLedger``: a spend ledger shared by many processes and machines, one Lua script per operation.
+
+All keys of one ledger share a ``{namespace}`` hash tag, so they live in one hash slot (one shard of a
+cluster) and every script can touch the whole scope chain atomically. Scopes shared between chains must
+be in the same namespace; use one namespace per tenant to spread tenants over shards.
+
+The clock is the Redis server's ``TIME`` (every machine agrees on the windows and lease deadlines). A
+``clock`` callable replaces it for deterministic tests and simulations only: its value is passed to the
+scripts as an argument.
+
+What Redis does and does not guarantee (read before trusting a dollar cap to it):
+
+* Atomicity: a script runs to completion with no other command in between; a reserve either holds on
+  every counter of its chain or writes nothing. A client killed mid-call leaves either nothing or a
+  complete reservation, whose lease then expires and is charged in full.
+* Durability: only what the server persists. With ``appendonly yes`` and ``appendfsync always`` an
+  acknowledged reserve survives a server crash; with ``everysec`` (the usual setting) up to about one
+  second of writes can be lost on a crash or power cut; with RDB snapshots only, minutes; with neither,
+  everything on restart. A lost reservation means a call that ran is not counted: run the ledger with
+  AOF, and treat a restart from an old snapshot as an incident.
+* Replication is asynchronous: a failover to a replica can lose the latest acknowledged writes (WAIT
+  narrows this, it does not close it). Point every client at the primary; do not read counters from a
+  replica to make decisions.
+* ``maxmemory`` with an eviction policy other than ``noeviction`` can evict ledger keys: configure
+  ``noeviction`` so that a full server refuses writes (and the ledger then refuses calls).
+* Unreachable, read-only or erroring server: every call raises
+  :class:`~litm.errors.LedgerUnavailableError` (fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from litm.errors import LedgerUnavailableError, MissingDependencyError, ReservationError, SpendRequestError
+from litm.spend.ledger import redis_lua as lua
+from litm.spend.ledger.base import (
+    CounterStatus,
+    Event,
+    HoldRequest,
+    Hooks,
+    Limit,
+    Mismatch,
+    ReservationRecord,
+    Settlement,
+)
+from litm.spend.ledger.rules import check_hold, exceeded, mismatches, not_set, replay
+from litm.spend.money import check_micros
+from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name
+
+__all__ = ["AsyncRedisLedger", "RedisLedger"]
+
+_SCRIPTS = {"reserve": lua.RESERVE, "settle": lua.SETTLE, "sweep": lua.SWEEP, "set_limit": lua.SET_LIMIT,
+            "reset": lua.RESET, "window_ids": lua.WINDOW_IDS}  # fmt: skip
+
+
+def _redis_module() -> Any:
+    try:
+        import redis
+    except ImportError:
+        raise MissingDependencyError("RedisLedger needs the redis client: pip install 'litm[spend-redis]'") from None
+    return redis
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _record(key: str, raw: Any) -> ReservationRecord:
+    rec = json.loads(_text(raw))
+    return ReservationRecord(
+        key=key, chain=tuple(rec["ch"]), counters=tuple(rec["k"] or ()), amount=int(rec["a"]),
+        created=float(rec["t"]), deadline=float(rec["d"]), price_version=rec["v"], model=rec["m"],
+        provider=rec["p"], state=rec["s"], charged=int(rec["c"]), over_hold=bool(rec["o"]), late=bool(rec["l"]),
+    )  # fmt: skip
+
+
+class _Codec:
+    """What the sync and async ledgers share: options, key names, script arguments and reply parsing."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        namespace: str = "default",
+        clock: Callable[[], float] | None = None,
+        socket_timeout_s: float = 2.0,
+        sweep_batch: int = 32,
+    ) -> None:
+        if not namespace or any(ch in namespace for ch in "{}| \t\n"):
+            raise SpendRequestError(f"bad Redis namespace {namespace!r}: no braces, '|' or whitespace")
+        tag = f"litm:spend:{{{namespace}}}"
+        self.url = url
+        self.namespace = namespace
+        self.keys = [f"{tag}:limits", f"{tag}:counters", f"{tag}:res", f"{tag}:leases", f"{tag}:events"]
+        self.clock = clock
+        self.socket_timeout_s = socket_timeout_s
+        self.sweep_batch = sweep_batch
+
+    def now_arg(self) -> str:
+        return "" if self.clock is None else repr(float(self.clock()))
+
+    def reserve_args(self, hold: HoldRequest) -> list[Any]:
+        check_hold(hold)
+        return [hold.key, hold.amount, repr(float(hold.lease_s)), hold.price_version, hold.model, hold.provider,
+                self.now_arg(), self.sweep_batch, *hold.chain]  # fmt: skip
+
+    @staticmethod
+    def reserve_reply(hold: HoldRequest, reply: Sequence[Any]) -> ReservationRecord:
+        tag = _text(reply[0])
+        if tag == "ok":
+            return _record(hold.key, reply[1])
+        if tag == "replay":
+            return replay(hold, _record(hold.key, reply[1]))
+        if tag == "nolimit":
+            raise not_set(_text(reply[1]))
+        scope, window, wid, limit, settled, held = (_text(x) for x in reply[1:7])
+        raise exceeded(CounterStatus(scope, window, wid, int(limit), int(settled), int(held)), hold.amount)  # type: ignore[arg-type]
+
+    @staticmethod
+    def settle_reply(key: str, reply: Sequence[Any]) -> Settlement:
+        tag = _text(reply[0])
+        if tag == "unknown":
+            raise ReservationError(f"unknown reservation key {key!r}")
+        rec = _record(key, reply[1])
+        return Settlement(key, rec.state, rec.amount, rec.charged, rec.over_hold, rec.late, replayed=tag == "replay")
+
+
+@contextmanager
+def _guard(url: str) -> Iterator[None]:
+    """Redis client errors as :class:`LedgerUnavailableError` (fail closed)."""
+    redis = _redis_module()
+    try:
+        yield
+    except redis.exceptions.RedisError as exc:
+        raise LedgerUnavailableError(f"Redis ledger {url}: {type(exc).__name__}: {exc}") from None
+    except OSError as exc:
+        raise LedgerUnavailableError(f"Redis ledger {url}: {exc}") from None
+
+
+def _client_options(socket_timeout_s: float) -> dict[str, Any]:
+    redis = _redis_module()
+    # One retry: a reserve or settle resent after a dropped reply is harmless (same key: a replay).
+    retry = redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)
+    return {"socket_timeout": socket_timeout_s, "socket_connect_timeout": socket_timeout_s, "retry": retry}
+
+
+class RedisLedger(_Codec):
+    """A spend ledger in Redis at ``url`` (``redis://host:6379/0``), keys tagged ``{namespace}``.
+
+    Options: ``namespace`` (the hash tag), ``socket_timeout_s`` (2 s: a server that does not answer in
+    time refuses the call), ``sweep_batch`` (expired leases charged per reserve), ``clock`` (tests only,
+    see the module docstring). ``hooks``: fault injection for crash tests (``reserve:sent``,
+    ``settle:sent``: the script was sent and its reply not yet read).
+    """
+
+    def __init__(self, url: str, *, hooks: Hooks | None = None, **options: Any) -> None:
+        super().__init__(url, **options)
+        self._hooks = dict(hooks or {})
+        redis = _redis_module()
+        with _guard(url):
+            self._client = redis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
+            self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
+            if self._hooks:
+                for script in self._scripts.values():
+                    self._client.script_load(script.script)
+
+    def _run(self, name: str, args: Sequence[Any], point: str = "") -> Any:
+        hook = self._hooks.get(point)
+        with _guard(self.url):
+            if hook is None:
+                return self._scripts[name](keys=self.keys, args=list(args))
+            conn = self._client.connection_pool.get_connection()
+            try:
+                conn.send_command("EVALSHA", self._scripts[name].sha, len(self.keys), *self.keys, *args)
+                hook()
+                return conn.read_response()
+            finally:
+                self._client.connection_pool.release(conn)
+
+    def now(self) -> float:
+        """The ledger's clock: the server's TIME (or the test clock)."""
+        return float(_text(self._run("window_ids", [self.now_arg()])[0]))
+
+    def reserve(self, hold: HoldRequest) -> ReservationRecord:
+        """Hold ``hold.amount`` on every counter of the chain in one script, or write nothing and raise."""
+        return self.reserve_reply(hold, self._run("reserve", self.reserve_args(hold), "reserve:sent"))
+
+    def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
+        """Close ``key`` at ``cost`` micro-dollars (once; a second settle is a no-op)."""
+        check_micros(cost, "cost")
+        return self.settle_reply(key, self._run("settle", [key, cost, int(refund), self.now_arg()], "settle:sent"))
+
+    def get(self, key: str) -> ReservationRecord | None:
+        with _guard(self.url):
+            raw = self._client.hget(self.keys[2], key)
+        return None if raw is None else _record(key, raw)
+
+    def reservations(self, state: str | None = None) -> list[ReservationRecord]:
+        """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
+        with _guard(self.url):
+            raw = self._client.hgetall(self.keys[2])
+        records = [_record(_text(key), value) for key, value in raw.items()]
+        return [r for r in records if state is None or r.state == state]
+
+    def sweep(self, max_items: int = 64) -> int:
+        """Charge up to ``max_items`` expired leases in full; return how many were charged."""
+        return int(self._run("sweep", [self.now_arg(), max_items]))
+
+    def set_limit(self, scope: str, window: Window, micros: int) -> None:
+        check_scope(scope)
+        check_window(window)
+        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        self._run("set_limit", [scope, window, micros, self.now_arg()])
+
+    def remove_limit(self, scope: str, window: Window) -> bool:
+        return bool(self._run("set_limit", [scope, window, "", self.now_arg()]))
+
+    def limits(self) -> list[Limit]:
+        with _guard(self.url):
+            raw = self._client.hgetall(self.keys[0])
+        out = []
+        for field, value in raw.items():
+            scope, window = _text(field).rsplit("|", 1)
+            out.append(Limit(scope, window, int(value)))  # type: ignore[arg-type]
+        return sorted(out, key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))
+
+    def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        _, daily, monthly = (_text(x) for x in self._run("window_ids", [self.now_arg()]))
+        wids = {"total": "total", "daily": daily, "monthly": monthly}
+        counters = self.counters()
+        out = []
+        for lim in self.limits():
+            if scopes is None or lim.scope in scopes:
+                held, settled = counters.get(counter_name(lim.scope, lim.window, wids[lim.window]), (0, 0))
+                out.append(CounterStatus(lim.scope, lim.window, wids[lim.window], lim.micros, settled, held))
+        return out
+
+    def counters(self) -> dict[str, tuple[int, int]]:
+        """Every counter ever touched: name -> (held, settled), read in one command."""
+        with _guard(self.url):
+            raw = self._client.hgetall(self.keys[1])
+        out: dict[str, tuple[int, int]] = {}
+        for field, value in raw.items():
+            name, kind = _text(field).rsplit("|", 1)
+            held, settled = out.get(name, (0, 0))
+            out[name] = (int(value), settled) if kind == "h" else (held, int(value))
+        return out
+
+    def _events(self, reverse: bool, count: int | None) -> Iterator[Event]:
+        start, end, step = ("+", "-", self._client.xrevrange) if reverse else ("-", "+", self._client.xrange)
+        seen = 0
+        while count is None or seen < count:
+            batch = step(self.keys[4], start, end, count=500)
+            if not batch:
+                return
+            for entry_id, fields in batch:
+                f = {_text(k): _text(v) for k, v in fields.items()}
+                names = json.loads(f["counters"]) or []
+                seq = _text(entry_id)
+                yield Event(seq, float(f["ts"]), f["kind"], f["key"],
+                            tuple((c, int(f["dh"]), int(f["ds"])) for c in names), f["detail"])  # fmt: skip
+                seen += 1
+            last = _text(batch[-1][0])
+            start = f"({last}"
+
+    def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
+        out = []
+        with _guard(self.url):
+            for event in self._events(reverse=True, count=None):
+                if scope is None or event.key == scope or any(c.startswith(f"{scope}|") for c, _, _ in event.deltas):
+                    out.append(event)
+                    if len(out) >= limit:
+                        break
+        return out
+
+    def reset(self, scope: str, window: Window) -> int:
+        check_scope(scope)
+        check_window(window)
+        return int(_text(self._run("reset", [scope, window, self.now_arg()])))
+
+    def verify(self) -> list[Mismatch]:
+        """Counters whose value differs from the sum of the event stream (read while quiescent)."""
+        sums: dict[str, tuple[int, int]] = {}
+        with _guard(self.url):
+            for event in self._events(reverse=False, count=None):
+                for name, d_held, d_settled in event.deltas:
+                    held, settled = sums.get(name, (0, 0))
+                    sums[name] = (held + d_held, settled + d_settled)
+        return mismatches(self.counters(), sums)
+
+    def asynchronous(self) -> AsyncRedisLedger:
+        """The same ledger through ``redis.asyncio`` (same scripts, same keys)."""
+        return AsyncRedisLedger(self.url, namespace=self.namespace, clock=self.clock,
+                                socket_timeout_s=self.socket_timeout_s, sweep_batch=self.sweep_batch)  # fmt: skip
+
+    def drop(self) -> None:
+        """Delete every key of this namespace (tests and ``litm spend reset --all``)."""
+        with _guard(self.url):
+            self._client.delete(*self.keys)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"RedisLedger({self.url!r}, namespace={self.namespace!r})"
+
+
+class AsyncRedisLedger(_Codec):
+    """The async twin of :class:`RedisLedger` for event loops (``redis.asyncio``); same options."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
+        _redis_module()
+        import redis.asyncio as aioredis
+
+        with _guard(url):
+            self._client = aioredis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
+            self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
+
+    async def _run(self, name: str, args: Sequence[Any]) -> Any:
+        with _guard(self.url):
+            return await self._scripts[name](keys=self.keys, args=list(args))
+
+    async def reserve(self, hold: HoldRequest) -> ReservationRecord:
+        return self.reserve_reply(hold, await self._run("reserve", self.reserve_args(hold)))
+
+    async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
+        check_micros(cost, "cost")
+        return self.settle_reply(key, await self._run("settle", [key, cost, int(refund), self.now_arg()]))
+
+    async def get(self, key: str) -> ReservationRecord | None:
+        with _guard(self.url):
+            raw = await self._client.hget(self.keys[2], key)
+        return None if raw is None else _record(key, raw)
+
+    async def aclose(self) -> None:
+        with _guard(self.url):
+            await self._client.aclose()

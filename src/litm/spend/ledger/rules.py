@@ -1,0 +1,109 @@
+"""The booking rules both stores follow, as pure functions (the Redis Lua scripts mirror them).
+
+Keeping the rules apart from the storage makes each store a thin transaction around them, and lets the
+tests hold both stores to one reference.
+
+>>> hold = HoldRequest("k", ("project:a",), 300, lease_s=60)
+>>> refusal(hold, [CounterStatus("project:a", "total", "total", 1000, 500, 300)]).requested
+300
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from litm.errors import ReservationError, SpendBudgetExceeded, SpendLimitNotSetError, SpendRequestError
+from litm.spend.ledger.base import CounterStatus, HoldRequest, Mismatch, ReservationRecord, Settlement, State
+from litm.spend.money import check_micros, format_usd
+from litm.spend.scopes import WINDOWS, check_chain, counter_name
+
+__all__ = ["book_reserve", "book_settle", "check_hold", "exceeded", "mismatches", "not_set", "refusal", "replay"]
+
+MAX_KEY = 200
+
+
+def check_hold(hold: HoldRequest) -> None:
+    """Reject malformed holds before any store is touched."""
+    if not isinstance(hold.key, str) or not hold.key or len(hold.key) > MAX_KEY:
+        raise SpendRequestError(f"reservation key must be a string of 1-{MAX_KEY} characters, got {hold.key!r}")
+    check_chain(hold.chain)
+    check_micros(hold.amount, "amount")
+    if not isinstance(hold.lease_s, int | float) or not 0 < hold.lease_s <= 7 * 86400:
+        raise SpendRequestError(f"lease_s must be in (0, 604800] seconds, got {hold.lease_s!r}")
+
+
+def _ordered(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[CounterStatus]:
+    rank = {scope: i for i, scope in enumerate(hold.chain)}
+    return sorted(current, key=lambda c: (rank[c.scope], WINDOWS.index(c.window)))
+
+
+def refusal(hold: HoldRequest, current: Sequence[CounterStatus]) -> Exception | None:
+    """Why ``hold`` may not be booked on the ``current`` counters of its chain, or None when it fits.
+
+    A scope with no limit refuses: an unconfigured scope is a typo or a missing setup, never "unlimited".
+    """
+    limited = {c.scope for c in current}
+    for scope in hold.chain:
+        if scope not in limited:
+            return not_set(scope)
+    for c in _ordered(hold, current):
+        if c.settled + c.held + hold.amount > c.limit:
+            return exceeded(c, hold.amount)
+    return None
+
+
+def not_set(scope: str) -> SpendLimitNotSetError:
+    """The error for a scope that has no limit."""
+    return SpendLimitNotSetError(f"scope {scope!r} has no spend limit; set one with set_limit()")
+
+
+def exceeded(c: CounterStatus, requested: int) -> SpendBudgetExceeded:
+    """The 402 error for counter ``c`` refusing ``requested`` micro-dollars."""
+    return SpendBudgetExceeded(
+        f"spend limit of scope {c.scope!r} ({c.window} {c.wid}) exceeded: limit {format_usd(c.limit)}, "
+        f"settled {format_usd(c.settled)}, held {format_usd(c.held)}, requested {format_usd(requested)}",
+        scope=c.scope, window=c.window, limit=c.limit, settled=c.settled, held=c.held, requested=requested,
+    )  # fmt: skip
+
+
+def book_reserve(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[str]:
+    """The counters a fitting hold is booked to, chain order then window order."""
+    return [counter_name(c.scope, c.window, c.wid) for c in _ordered(hold, current)]
+
+
+def replay(hold: HoldRequest, rec: ReservationRecord) -> ReservationRecord:
+    """A retried reserve: the stored reservation if the terms match, else :class:`ReservationError`."""
+    if not hold.same_terms(rec):
+        raise ReservationError(f"reservation key {hold.key!r} was already used for a different call")
+    return replace(rec, replayed=True)
+
+
+def book_settle(
+    rec: ReservationRecord, cost: int, *, refund: bool = False
+) -> tuple[Settlement, tuple[int, int] | None]:
+    """The outcome of settling ``rec`` at ``cost``, and how each of its counters moves ``(d_held, d_settled)``.
+
+    * held: the hold leaves ``held``, the cost enters ``settled``;
+    * expired (charged in full): a late settle moves the charge from the hold to the cost;
+    * settled or refunded: nothing changes (``replayed``, no delta).
+    """
+    check_micros(cost, "cost")
+    state: State = "refunded" if refund else "settled"
+    over = cost > rec.amount
+    if rec.state == "held":
+        return Settlement(rec.key, state, rec.amount, cost, over_hold=over), (-rec.amount, cost)
+    if rec.state == "expired":
+        return Settlement(rec.key, state, rec.amount, cost, over_hold=over, late=True), (0, cost - rec.amount)
+    return Settlement(rec.key, rec.state, rec.amount, rec.charged, rec.over_hold, rec.late, replayed=True), None
+
+
+def mismatches(counters: Mapping[str, tuple[int, int]], sums: Mapping[str, tuple[int, int]]) -> list[Mismatch]:
+    """Counters ``(held, settled)`` that differ from their event sums; a missing entry counts as (0, 0)."""
+    out = []
+    for name in sorted(set(counters) | set(sums)):
+        held, settled = counters.get(name, (0, 0))
+        ev_held, ev_settled = sums.get(name, (0, 0))
+        if (held, settled) != (ev_held, ev_settled):
+            out.append(Mismatch(name, held, settled, ev_held, ev_settled))
+    return out

@@ -1,0 +1,406 @@
+"""``SQLiteLedger``: the embedded ledger, safe across threads and processes on one host.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction: it takes the database's single write lock before
+reading anything, so two processes can never both read "under budget" and both write. The journal is
+WAL (readers never block the writer); ``synchronous=FULL`` by default, so a committed reservation
+survives a power cut as well as a crash (``NORMAL`` is faster and survives process crashes, not power
+loss). Each transaction appends its event to ``ops`` (append-only, enforced by triggers) together with
+the counter updates, so the counters always equal the event sums. One event moves every counter it
+names by the same ``(d_held, d_settled)``: a reserve, settle or expiry treats the whole chain alike.
+
+Waiting for the lock: SQLite's own busy handler sleeps in steps of milliseconds, which under
+contention between processes costs more than the transactions themselves; this ledger retries
+``BEGIN IMMEDIATE`` itself with short randomised sleeps for up to ``busy_timeout_s``, then refuses with
+:class:`~litm.errors.LedgerUnavailableError` (fail closed).
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "spend.db")
+>>> ledger = SQLiteLedger(path)
+>>> ledger.set_limit("project:demo", "total", 1_000_000)
+>>> r = ledger.reserve(HoldRequest("call-1", ("project:demo",), 400_000, lease_s=60))
+>>> ledger.settle("call-1", 150_000).refunded
+250000
+>>> [(c.settled, c.held) for c in ledger.status()]
+[(150000, 0)]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from litm.errors import LedgerUnavailableError, ReservationError
+from litm.spend.ledger.base import (
+    AsyncLedger,
+    CounterStatus,
+    Event,
+    HoldRequest,
+    Hooks,
+    Limit,
+    Mismatch,
+    ReservationRecord,
+    Settlement,
+)
+from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, mismatches, refusal, replay
+from litm.spend.ledger.threaded import ThreadedAsyncLedger
+from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name, window_id
+
+__all__ = ["SQLiteLedger"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS limits (
+  scope TEXT NOT NULL, window TEXT NOT NULL, micros INTEGER NOT NULL CHECK (micros >= 0),
+  PRIMARY KEY (scope, window)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counters (
+  name TEXT PRIMARY KEY, scope TEXT NOT NULL, window TEXT NOT NULL, wid TEXT NOT NULL,
+  settled INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS counters_scope ON counters (scope, window, wid);
+CREATE TABLE IF NOT EXISTS reservations (
+  key TEXT PRIMARY KEY, chain TEXT NOT NULL, counters TEXT NOT NULL, amount INTEGER NOT NULL,
+  created REAL NOT NULL, deadline REAL NOT NULL, price_version TEXT NOT NULL, model TEXT NOT NULL,
+  provider TEXT NOT NULL, state TEXT NOT NULL, charged INTEGER NOT NULL DEFAULT 0,
+  over_hold INTEGER NOT NULL DEFAULT 0, late INTEGER NOT NULL DEFAULT 0, closed REAL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS reservations_lease ON reservations (deadline) WHERE state = 'held';
+CREATE TABLE IF NOT EXISTS ops (
+  seq INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, counters TEXT NOT NULL,
+  d_held INTEGER NOT NULL, d_settled INTEGER NOT NULL, detail TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS ops_no_update BEFORE UPDATE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS ops_no_delete BEFORE DELETE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
+"""
+_RES_COLS = (
+    "key, chain, counters, amount, created, deadline, price_version, model, provider, state, charged, over_hold, late"
+)
+
+
+def _record(row: Sequence[Any]) -> ReservationRecord:
+    return ReservationRecord(
+        key=row[0], chain=tuple(json.loads(row[1])), counters=tuple(json.loads(row[2])), amount=row[3],
+        created=row[4], deadline=row[5], price_version=row[6], model=row[7], provider=row[8], state=row[9],
+        charged=row[10], over_hold=bool(row[11]), late=bool(row[12]),
+    )  # fmt: skip
+
+
+class SQLiteLedger:
+    """A spend ledger in one SQLite file (see the module docstring for the locking and durability rules).
+
+    ``clock`` returns seconds since the epoch (UTC); tests inject a fake one. ``hooks`` are
+    fault-injection points for crash tests (``reserve:in_txn``, ``settle:in_txn``: inside the open
+    transaction, after its writes, before COMMIT).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        busy_timeout_s: float = 10.0,
+        synchronous: str = "FULL",
+        sweep_batch: int = 32,
+        hooks: Hooks | None = None,
+    ) -> None:
+        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, got {synchronous!r}")
+        self.path = Path(path)
+        self.clock = clock
+        self.busy_timeout_s = busy_timeout_s
+        self._synchronous = synchronous
+        self.sweep_batch = sweep_batch
+        self._hooks = dict(hooks or {})
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        with self._write() as conn:
+            for stmt in _SCHEMA.split(";\n"):
+                if stmt.strip():
+                    conn.execute(stmt)
+
+    # -- connections and transactions -------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        # A connection must not cross fork(): a pre-forking server that built the ledger at import time
+        # gets a fresh connection in each worker.
+        if conn is None or self._local.pid != os.getpid():
+            try:
+                conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            except sqlite3.Error as exc:
+                raise LedgerUnavailableError(f"SQLite ledger {self.path}: cannot open ({exc})") from None
+            self._local.conn, self._local.pid = conn, os.getpid()
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        deadline = time.monotonic() + self.busy_timeout_s
+        delay = 50e-6
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
+                if time.monotonic() > deadline:
+                    raise LedgerUnavailableError(
+                        f"SQLite ledger {self.path}: still locked after {self.busy_timeout_s:g} s"
+                    ) from None
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 1.5, 2e-3)
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._conn().execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
+
+    def _hook(self, point: str) -> None:
+        hook = self._hooks.get(point)
+        if hook is not None:
+            hook()
+
+    def now(self) -> float:
+        """The ledger's clock (seconds since the epoch, UTC)."""
+        return float(self.clock())
+
+    # -- booking --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _apply(conn: sqlite3.Connection, ts: float, kind: str, key: str, counters: Sequence[str],
+               d_held: int, d_settled: int, detail: str = "") -> None:  # fmt: skip
+        """Append one event and move each of its counters by ``(d_held, d_settled)``, in one transaction."""
+        conn.execute(
+            "INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (ts, kind, key, json.dumps(list(counters)), d_held, d_settled, detail),
+        )
+        if not counters:
+            return
+        marks = ",".join("?" * len(counters))
+        done = conn.execute(
+            f"UPDATE counters SET settled = settled + ?, held = held + ? WHERE name IN ({marks})",
+            (d_settled, d_held, *counters),
+        ).rowcount
+        if done != len(counters):  # first use of a window: create its counters
+            for name in counters:
+                scope, window, wid = name.split("|")
+                conn.execute(
+                    "INSERT OR IGNORE INTO counters (name, scope, window, wid, settled, held)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, scope, window, wid, d_settled, d_held),
+                )
+
+    def _sweep(self, conn: sqlite3.Connection, now: float, max_items: int) -> int:
+        rows = conn.execute(
+            f"SELECT {_RES_COLS} FROM reservations WHERE state = 'held' AND deadline <= ? ORDER BY deadline LIMIT ?",
+            (now, max_items),
+        ).fetchall()
+        for row in rows:
+            rec = _record(row)
+            conn.execute(
+                "UPDATE reservations SET state = 'expired', charged = amount, closed = ? WHERE key = ?", (now, rec.key)
+            )
+            self._apply(conn, now, "expire", rec.key, rec.counters, -rec.amount, rec.amount)
+        return len(rows)
+
+    def sweep(self, max_items: int = 64) -> int:
+        """Charge up to ``max_items`` expired leases in full; return how many were charged."""
+        with self._write() as conn:
+            return self._sweep(conn, self.now(), max_items)
+
+    def reserve(self, hold: HoldRequest) -> ReservationRecord:
+        """Hold ``hold.amount`` on every counter of the chain, or write nothing and raise."""
+        check_hold(hold)
+        refused = None
+        with self._write() as conn:
+            now = self.now()
+            self._sweep(conn, now, self.sweep_batch)
+            row = conn.execute(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (hold.key,)).fetchone()
+            if row is not None:
+                return replay(hold, _record(row))
+            marks = ",".join("?" * len(hold.chain))
+            rows = conn.execute(
+                "SELECT l.scope, l.window, l.micros, c.settled, c.held FROM limits l LEFT JOIN counters c ON c.name ="
+                " l.scope || '|' || l.window || '|' || CASE l.window WHEN 'daily' THEN ? WHEN 'monthly' THEN ?"
+                f" ELSE 'total' END WHERE l.scope IN ({marks})",
+                (window_id("daily", now), window_id("monthly", now), *hold.chain),
+            ).fetchall()
+            current = [
+                CounterStatus(scope, window, window_id(window, now), micros, settled or 0, held or 0)
+                for scope, window, micros, settled, held in rows
+            ]
+            refused = refusal(hold, current)
+            if refused is None:
+                counters = book_reserve(hold, current)
+                conn.execute(
+                    f"INSERT INTO reservations ({_RES_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'held', 0, 0, 0)",
+                    (hold.key, json.dumps(hold.chain), json.dumps(counters), hold.amount, now, now + hold.lease_s,
+                     hold.price_version, hold.model, hold.provider),
+                )  # fmt: skip
+                self._apply(conn, now, "reserve", hold.key, counters, hold.amount, 0)
+                self._hook("reserve:in_txn")
+                result = ReservationRecord(hold.key, hold.chain, tuple(counters), hold.amount, now, now + hold.lease_s,
+                                     hold.price_version, hold.model, hold.provider)  # fmt: skip
+        if refused is not None:
+            raise refused  # after COMMIT: the sweep above is kept even when this reserve is refused
+        return result
+
+    def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
+        """Close ``key`` at ``cost`` micro-dollars (once; a second settle is a no-op)."""
+        with self._write() as conn:
+            now = self.now()
+            row = conn.execute(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise ReservationError(f"unknown reservation key {key!r}")
+            rec = _record(row)
+            outcome, delta = book_settle(rec, cost, refund=refund)
+            if not outcome.replayed:
+                conn.execute(
+                    "UPDATE reservations SET state = ?, charged = ?, over_hold = ?, late = ?, closed = ? WHERE key = ?",
+                    (outcome.state, outcome.cost, int(outcome.over_hold), int(outcome.late), now, key),
+                )
+                if delta is not None:
+                    self._apply(conn, now, "refund" if refund else "settle", key, rec.counters, *delta)
+                self._hook("settle:in_txn")
+        return outcome
+
+    def get(self, key: str) -> ReservationRecord | None:
+        """The stored reservation ``key``, or None."""
+        rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,))
+        return _record(rows[0]) if rows else None
+
+    def reservations(self, state: str | None = None) -> list[ReservationRecord]:
+        """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
+        if state is None:
+            rows = self._read(f"SELECT {_RES_COLS} FROM reservations")
+        else:
+            rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE state = ?", (state,))
+        return [_record(row) for row in rows]
+
+    # -- limits and reports ------------------------------------------------------------------------
+
+    def set_limit(self, scope: str, window: Window, micros: int) -> None:
+        """Set (or replace) the limit of ``scope`` for ``window``; logged as an event."""
+        check_scope(scope)
+        check_window(window)
+        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO limits (scope, window, micros) VALUES (?, ?, ?) "
+                "ON CONFLICT (scope, window) DO UPDATE SET micros = excluded.micros",
+                (scope, window, micros),
+            )
+            self._apply(conn, self.now(), "limit", scope, (), 0, 0, f"{window}={micros}")
+
+    def remove_limit(self, scope: str, window: Window) -> bool:
+        """Remove one limit (a scope left without limits refuses every reservation)."""
+        with self._write() as conn:
+            gone = conn.execute("DELETE FROM limits WHERE scope = ? AND window = ?", (scope, window)).rowcount
+            if gone:
+                self._apply(conn, self.now(), "limit", scope, (), 0, 0, f"{window}=removed")
+        return bool(gone)
+
+    def limits(self) -> list[Limit]:
+        """Every limit, sorted by scope and window."""
+        rows = self._read("SELECT scope, window, micros FROM limits")
+        return sorted((Limit(scope, window, micros) for scope, window, micros in rows),
+                      key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))  # fmt: skip
+
+    def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        """The current window of every limit (of ``scopes`` when given)."""
+        now = self.now()
+        out = []
+        for lim in self.limits():
+            if scopes is not None and lim.scope not in scopes:
+                continue
+            wid = window_id(lim.window, now)
+            name = counter_name(lim.scope, lim.window, wid)
+            got = self._read("SELECT settled, held FROM counters WHERE name = ?", (name,))
+            out.append(CounterStatus(lim.scope, lim.window, wid, lim.micros, *(got[0] if got else (0, 0))))
+        return out
+
+    def counters(self) -> dict[str, tuple[int, int]]:
+        """Every counter ever touched: name -> (held, settled)."""
+        return {name: (held, settled) for name, held, settled in self._read("SELECT name, held, settled FROM counters")}
+
+    def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
+        """The latest ``limit`` events, newest first (those touching ``scope`` when given)."""
+        cols = "seq, ts, kind, key, counters, d_held, d_settled, detail"
+        if scope is None:
+            rows = self._read(f"SELECT {cols} FROM ops ORDER BY seq DESC LIMIT ?", (limit,))
+        else:
+            rows = self._read(
+                f"SELECT {cols} FROM ops WHERE key = ? OR EXISTS (SELECT 1 FROM json_each(ops.counters) j"
+                " WHERE substr(j.value, 1, ?) = ?) ORDER BY seq DESC LIMIT ?",
+                (scope, len(scope) + 1, f"{scope}|", limit),
+            )
+        return [
+            Event(str(seq), ts, kind, key, tuple((c, d_held, d_settled) for c in json.loads(names)), detail)
+            for seq, ts, kind, key, names, d_held, d_settled, detail in rows
+        ]
+
+    def reset(self, scope: str, window: Window) -> int:
+        """Zero the settled spend of ``scope``'s current ``window`` (held amounts stay); return what was cleared.
+
+        Written as a compensating event, so the log still sums to the counters.
+        """
+        check_scope(scope)
+        check_window(window)
+        with self._write() as conn:
+            now = self.now()
+            name = counter_name(scope, window, window_id(window, now))
+            got = conn.execute("SELECT settled FROM counters WHERE name = ?", (name,)).fetchone()
+            cleared = int(got[0]) if got else 0
+            detail = f"{window} cleared {cleared}"
+            self._apply(conn, now, "reset", scope, [name] if cleared else [], 0, -cleared, detail)
+        return cleared
+
+    def verify(self) -> list[Mismatch]:
+        """Counters whose value differs from the sum of their events (an empty list when consistent)."""
+        sums = {
+            name: (held, settled)
+            for name, held, settled in self._read(
+                "SELECT j.value, SUM(d_held), SUM(d_settled) FROM ops, json_each(ops.counters) j GROUP BY j.value"
+            )
+        }
+        return mismatches(self.counters(), sums)
+
+    def asynchronous(self) -> AsyncLedger:
+        """An async view whose calls run in worker threads (never on the event loop)."""
+        return ThreadedAsyncLedger(self)
+
+    def close(self) -> None:
+        """Close every connection this ledger opened (in any thread)."""
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"SQLiteLedger({str(self.path)!r})"
+

@@ -1,0 +1,289 @@
+"""The ledger contract, run unchanged against SQLiteLedger and a real Redis server (RedisLedger)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from litm.errors import (
+    LedgerUnavailableError,
+    LitmError,
+    ReservationError,
+    SpendBudgetExceeded,
+    SpendLimitNotSetError,
+    SpendRequestError,
+)
+from litm.spend.ledger import HoldRequest, SQLiteLedger
+from litm.spend.ledger.rules import book_settle
+from litm.spend.money import format_usd, parse_usd
+from spend_support import Clock, MakeLedger, make_ledger_fixture  # noqa: F401
+
+CHAIN = ("project:acme", "user:42")
+
+
+def setup(make_ledger: MakeLedger, clock: Clock | None = None, **options: object) -> tuple[object, Clock]:
+    clock = clock or Clock()
+    ledger = make_ledger(clock, **options)
+    ledger.set_limit("project:acme", "total", 1000)
+    ledger.set_limit("project:acme", "daily", 800)
+    ledger.set_limit("user:42", "monthly", 500)
+    return ledger, clock
+
+
+def hold(key: str, amount: int, chain: tuple[str, ...] = CHAIN, lease_s: float = 60) -> HoldRequest:
+    return HoldRequest(key, chain, amount, lease_s, price_version="v1", model="m", provider="p")
+
+
+def held_settled(ledger: object) -> dict[str, tuple[int, int]]:
+    return ledger.counters()  # type: ignore[attr-defined, no-any-return]
+
+
+def test_reserve_books_every_window_of_every_scope(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    r = ledger.reserve(hold("a", 300))
+    assert r.counters == ("project:acme|total|total", "project:acme|daily|d2026-03-31", "user:42|monthly|m2026-03")
+    assert all(v == (300, 0) for v in held_settled(ledger).values())
+    assert ledger.verify() == []
+
+
+def test_refusal_writes_nothing_and_names_the_scope(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    ledger.reserve(hold("a", 400))
+    before, events = held_settled(ledger), len(ledger.history(limit=1000))
+    with pytest.raises(SpendBudgetExceeded) as info:
+        ledger.reserve(hold("b", 101))  # fits the project (1000, 800) but not the user's 500
+    err = info.value
+    assert (err.scope, err.window, err.limit, err.settled, err.held, err.requested) == ("user:42", "monthly", 500, 0,
+                                                                                         400, 101)  # fmt: skip
+    assert err.status_code == 402 and isinstance(err, LitmError) and isinstance(err, RuntimeError)
+    assert "user:42" in str(err) and "$0.0005" in str(err) and "\n" not in str(err)
+    assert held_settled(ledger) == before and len(ledger.history(limit=1000)) == events
+    assert ledger.get("b") is None
+    ledger.reserve(hold("c", 100))  # exactly up to the limit is allowed
+
+
+def test_oversized_hold_is_refused_never_shrunk(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    with pytest.raises(SpendBudgetExceeded) as info:
+        ledger.reserve(hold("big", 1001))
+    assert info.value.scope == "project:acme" and info.value.window == "total"
+    assert held_settled(ledger) == {}
+
+
+def test_scope_without_limit_refuses(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    with pytest.raises(SpendLimitNotSetError, match="'run:7'"):
+        ledger.reserve(hold("a", 1, chain=("project:acme", "run:7")))
+    assert held_settled(ledger) == {}
+    ledger.reserve(hold("full", 800, chain=("project:acme",)))
+    # Both stores name the missing limit first, even when an earlier scope is also full.
+    with pytest.raises(SpendLimitNotSetError, match="'run:7'"):
+        ledger.reserve(hold("b", 1, chain=("project:acme", "run:7")))
+
+
+def test_settle_moves_hold_and_second_settle_is_a_no_op(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    ledger.reserve(hold("a", 300))
+    first = ledger.settle("a", 120)
+    assert (first.state, first.cost, first.refunded, first.replayed) == ("settled", 120, 180, False)
+    again = ledger.settle("a", 999)
+    assert again.replayed and again.cost == 120
+    assert all(v == (0, 120) for v in held_settled(ledger).values())
+    assert ledger.verify() == []
+
+
+def test_retried_reserve_holds_once_and_key_reuse_is_refused(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    ledger.reserve(hold("a", 300))
+    replay = ledger.reserve(hold("a", 300))
+    assert replay.replayed and replay.amount == 300
+    assert held_settled(ledger)["user:42|monthly|m2026-03"] == (300, 0)
+    with pytest.raises(ReservationError, match="'a'"):
+        ledger.reserve(hold("a", 301))
+    with pytest.raises(ReservationError, match="'nope'"):
+        ledger.settle("nope", 1)
+
+
+def test_cost_above_the_hold_is_recorded_and_flagged(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    ledger.reserve(hold("a", 100))
+    out = ledger.settle("a", 250)
+    assert out.over_hold and out.cost == 250 and out.refunded == 0
+    assert ledger.get("a").over_hold
+    assert held_settled(ledger)["project:acme|total|total"] == (0, 250)
+    assert ledger.verify() == []
+
+
+def test_expired_lease_is_charged_in_full_and_a_late_settle_can_lower_it(make_ledger: MakeLedger) -> None:
+    ledger, clock = setup(make_ledger)
+    ledger.reserve(hold("crashed", 300, lease_s=10))
+    clock.advance(11)
+    assert ledger.sweep() == 1
+    rec = ledger.get("crashed")
+    assert (rec.state, rec.charged) == ("expired", 300)
+    assert held_settled(ledger)["project:acme|total|total"] == (0, 300)
+    late = ledger.settle("crashed", 40)
+    assert late.late and late.cost == 40 and not late.replayed
+    assert held_settled(ledger)["project:acme|total|total"] == (0, 40)
+    assert ledger.settle("crashed", 10).replayed  # only once
+    assert ledger.verify() == []
+
+
+def test_reserve_sweeps_a_bounded_number_of_expired_leases(make_ledger: MakeLedger) -> None:
+    ledger, clock = setup(make_ledger, sweep_batch=2)
+    for i in range(5):
+        ledger.reserve(hold(f"k{i}", 10, lease_s=5))
+    clock.advance(6)
+    ledger.reserve(hold("next", 10, lease_s=60))
+    states = [ledger.get(f"k{i}").state for i in range(5)]
+    assert states.count("expired") == 2 and states.count("held") == 3
+    clock.advance(1)
+    ledger.reserve(hold("next2", 10, lease_s=60))
+    assert [ledger.get(f"k{i}").state for i in range(5)].count("expired") == 4
+
+
+def test_window_rollover_during_a_call_books_to_the_reserve_window(make_ledger: MakeLedger) -> None:
+    ledger, clock = setup(make_ledger)  # 23:59 on 31 March: day and month roll over in a minute
+    ledger.reserve(hold("night", 450))
+    clock.advance(120)  # the call returns on 1 April
+    ledger.settle("night", 400)
+    counters = held_settled(ledger)
+    assert counters["project:acme|daily|d2026-03-31"] == (0, 400)
+    assert counters["user:42|monthly|m2026-03"] == (0, 400)
+    assert "project:acme|daily|d2026-04-01" not in counters
+    # The new day and month start empty; only the total carries the spend.
+    daily = next(c for c in ledger.status() if c.window == "daily")
+    assert (daily.wid, daily.settled, daily.held) == ("d2026-04-01", 0, 0)
+    with pytest.raises(SpendBudgetExceeded) as info:
+        ledger.reserve(hold("next", 601))
+    assert info.value.scope == "project:acme" and info.value.window == "total"
+    assert ledger.reserve(hold("fits", 500)).counters[2] == "user:42|monthly|m2026-04"
+
+
+def test_reset_clears_settled_with_a_compensating_event(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    ledger.reserve(hold("a", 300))
+    ledger.settle("a", 200)
+    ledger.reserve(hold("b", 100))
+    assert ledger.reset("project:acme", "total") == 200
+    assert held_settled(ledger)["project:acme|total|total"] == (100, 0)
+    assert ledger.verify() == []
+    kinds = [e.kind for e in ledger.history("project:acme", limit=10)]
+    assert kinds[0] == "reset" and "settle" in kinds
+
+
+def test_limits_status_and_history(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    assert [(lim.scope, lim.window, lim.micros) for lim in ledger.limits()] == [
+        ("project:acme", "total", 1000), ("project:acme", "daily", 800), ("user:42", "monthly", 500),
+    ]  # fmt: skip
+    ledger.reserve(hold("a", 100))
+    status = {(c.scope, c.window): c for c in ledger.status()}
+    assert status[("user:42", "monthly")].available == 400
+    assert ledger.remove_limit("user:42", "monthly") and not ledger.remove_limit("user:42", "monthly")
+    assert [e.kind for e in ledger.history(limit=2)] == ["limit", "reserve"]
+    assert [e.key for e in ledger.history("user:42", limit=5)][:2] == ["user:42", "a"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        HoldRequest("", CHAIN, 1, 60),
+        HoldRequest("k", (), 1, 60),
+        HoldRequest("k", ("bad scope",), 1, 60),
+        HoldRequest("k", ("a{b}",), 1, 60),
+        HoldRequest("k", ("a", "a"), 1, 60),
+        HoldRequest("k", CHAIN, -5, 60),
+        HoldRequest("k", CHAIN, 1, 0),
+    ],
+)
+def test_bad_holds_are_refused_before_the_store(make_ledger: MakeLedger, bad: HoldRequest) -> None:
+    ledger, _ = setup(make_ledger)
+    with pytest.raises(SpendRequestError):
+        ledger.reserve(bad)
+    with pytest.raises(SpendRequestError):
+        ledger.set_limit("project:acme", "weekly", 5)
+    assert held_settled(ledger) == {}
+
+
+def test_million_one_micro_dollar_settles_sum_exactly(tmp_path: object) -> None:
+    """10^6 settles of $0.000001 sum to exactly $1: the booking rules in bulk, then the SQLite counters."""
+    assert sum([0.000001] * 10**6) != 1.0  # why floats are not allowed anywhere near the ledger
+    from litm.spend.ledger.base import ReservationRecord
+
+    rec = ReservationRecord("k", ("p",), ("p|total|total",), 1, 0.0, 60.0, "v", "m", "p")
+    unit = parse_usd("0.000001")
+    total = 0
+    for _ in range(10**6):
+        _, (_, d_settled) = book_settle(rec, unit)  # type: ignore[misc]
+        total += d_settled
+    assert total == parse_usd("1") and format_usd(total) == "$1.00"
+    # The SQLite ledger's own counter and event-sum arithmetic over 10^5 events in one transaction.
+    ledger = SQLiteLedger(tmp_path / "sum.db")  # type: ignore[operator]
+    with ledger._write() as conn:
+        for _ in range(10**5):
+            ledger._apply(conn, 0.0, "settle", "k", ["p|total|total"], 0, unit)
+    assert ledger.counters() == {"p|total|total": (0, 10**5)} and ledger.verify() == []
+
+
+def test_sqlite_fails_closed_when_locked_or_unreachable(tmp_path: object) -> None:
+    ledger = SQLiteLedger(tmp_path / "lock.db", busy_timeout_s=0.2)  # type: ignore[operator]
+    ledger.set_limit("p", "total", 100)
+    blocker = sqlite3.connect(tmp_path / "lock.db", isolation_level=None)  # type: ignore[operator]
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(LedgerUnavailableError, match="locked"):
+            ledger.reserve(hold("a", 1, chain=("p",)))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    ledger.reserve(hold("a", 1, chain=("p",)))
+    with pytest.raises(LedgerUnavailableError) as info:
+        SQLiteLedger(tmp_path / "missing-dir" / "x.db")  # type: ignore[operator]
+    assert isinstance(info.value, ConnectionError)
+
+
+def test_events_are_append_only(tmp_path: object) -> None:
+    ledger = SQLiteLedger(tmp_path / "ao.db")  # type: ignore[operator]
+    ledger.set_limit("p", "total", 100)
+    conn = sqlite3.connect(tmp_path / "ao.db")  # type: ignore[operator]
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM ops")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE ops SET d_settled = 0")
+    conn.close()
+
+
+def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
+    """A ledger built before fork() (a pre-forking server) opens its own connection in the child."""
+    import multiprocessing
+    import os
+
+    ledger = SQLiteLedger(tmp_path / "fork.db")  # type: ignore[operator]
+    ledger.set_limit("p", "total", 100)
+    ledger.reserve(hold("parent", 10, chain=("p",)))
+    inherited = ledger._conn()
+
+    def child_work() -> None:
+        # SQLite forbids using a connection opened before fork(): the child must get its own.
+        if ledger._conn() is inherited:
+            os._exit(3)
+        ledger.reserve(hold("child", 20, chain=("p",)))
+
+    child = multiprocessing.get_context("fork").Process(target=child_work)
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert ledger.counters()["p|total|total"] == (30, 0) and ledger.verify() == []
+
+
+def test_redis_ledger_without_the_client_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from litm.errors import MissingDependencyError
+    from litm.spend.ledger import open_ledger
+
+    monkeypatch.setitem(sys.modules, "redis", None)  # as if the redis package were not installed
+    with pytest.raises(MissingDependencyError, match=r"litm\[spend-redis\]"):
+        open_ledger("redis://127.0.0.1:1/0")
