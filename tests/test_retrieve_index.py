@@ -139,7 +139,10 @@ def test_texts_from_python_are_added_replaced_removed_and_survive_a_sync(corpus:
     index = build(corpus, model)
     report = index.add_texts([{"id": "memo", "text": "The office closes early on Friday.", "title": "Memo"}])
     assert report.added == ("memo",) and report.embedded == 1
-    assert index.add_texts([{"id": "memo", "text": "The office closes early on Friday."}]).changed is False
+    same = {"id": "memo", "text": "The office closes early on Friday.", "title": "Memo"}
+    assert index.add_texts([same]).changed is False
+    assert index.add_texts([{**same, "title": "Notice"}]).updated == ("memo",)  # a new title is an update
+    assert {c.key: c.title for c in index.chunks}["memo"] == "Notice"
     assert index.add_texts([{"id": "memo", "text": "The office is closed on Monday."}]).updated == ("memo",)
     assert index.sync(corpus).removed == ()  # a sync mirrors the folder's files and keeps Python texts
     assert index.remove(["memo", "food.txt"]).removed == ("food.txt", "memo")

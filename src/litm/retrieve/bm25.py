@@ -57,7 +57,8 @@ class BM25:
         self._scorer: Any = None
         self._generation = -1
 
-    def _ensure(self) -> Any:
+    def prepare(self) -> Any:
+        """Build the scorer now (it is otherwise built on the first search, and again after the index changes)."""
         if self._scorer is None or self._generation != self.index.generation:
             bm25s: Any = require("bm25s", "the BM25 retriever")
             scorer = bm25s.BM25(k1=self.k1, b=self.b)
@@ -72,7 +73,7 @@ class BM25:
         terms = self.analyze(query)
         if not terms or not len(self.index):
             return np.zeros(len(self.index), np.float32)
-        result: np.ndarray[Any, np.dtype[np.float32]] = np.asarray(self._ensure().get_scores(terms), np.float32)
+        result: np.ndarray[Any, np.dtype[np.float32]] = np.asarray(self.prepare().get_scores(terms), np.float32)
         return result
 
     def search(self, query: str, k: int = 10) -> list[Hit]:

@@ -25,15 +25,27 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import RetrievalError
+from litm.retrieve.formats import SourceText
+from litm.retrieve.hits import Chunk
 from litm.util.sentences import split_sentences
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_OVERLAP", "CountsTokens", "Span", "chunk_spans", "token_counter"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_OVERLAP",
+    "CountsTokens",
+    "Span",
+    "check_sizes",
+    "chunk_spans",
+    "make_chunks",
+    "token_counter",
+]
 
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_OVERLAP = 32
@@ -80,6 +92,12 @@ def token_counter(tokenizer: CountsTokens | Callable[[str], int] | None) -> tupl
     raise RetrievalError(f"a tokenizer must be callable or have count(text); got {type(tokenizer).__name__}")
 
 
+def check_sizes(max_tokens: int, overlap: int) -> None:
+    """Raise :class:`~litm.errors.RetrievalError` unless ``0 <= overlap < max_tokens``."""
+    if overlap < 0 or overlap >= max_tokens:
+        raise RetrievalError(f"overlap must be in [0, max_tokens); got overlap={overlap}, max_tokens={max_tokens}")
+
+
 def chunk_spans(
     text: str,
     count: Callable[[str], int],
@@ -88,8 +106,7 @@ def chunk_spans(
     overlap: int = DEFAULT_OVERLAP,
 ) -> list[Span]:
     """The chunks of ``text``: each at most ``max_tokens`` by ``count`` (its fixed per-text overhead included)."""
-    if overlap < 0 or overlap >= max_tokens:
-        raise RetrievalError(f"overlap must be in [0, max_tokens); got overlap={overlap}, max_tokens={max_tokens}")
+    check_sizes(max_tokens, overlap)
     base = count("")  # what the counter adds to any text ([CLS] and [SEP], a BOS): paid once per chunk
     budget = max_tokens - base
     if budget < 1:
@@ -217,4 +234,29 @@ def _split_chars(text: str, start: int, end: int, count: Callable[[str], int], b
                 hi = mid - 1
         out.append(_Unit(s, lo, count(text[s:lo]) - base, False))
         s = lo
+    return out
+
+
+def make_chunks(text: SourceText, count: Callable[[str], int], max_tokens: int, overlap: int) -> list[Chunk]:
+    """The :class:`Chunk` values of one source text: ids ``<key>#0``, ``<key>#1``, ...; PDF chunks get a page."""
+    pages = text.metadata.get("page_starts")
+    meta = {k: v for k, v in text.metadata.items() if k != "page_starts"}
+    out = []
+    for n, span in enumerate(chunk_spans(text.text, count, max_tokens=max_tokens, overlap=overlap)):
+        extra: dict[str, Any] = {}
+        if isinstance(pages, list) and pages:
+            extra["page"] = bisect.bisect_right(pages, span.start)  # 1-based page of the chunk's start
+        out.append(
+            Chunk(
+                id=f"{text.key}#{n}",
+                key=text.key,
+                source=text.source,
+                title=text.title,
+                text=text.text[span.start : span.end],
+                start=span.start,
+                end=span.end,
+                tokens=span.tokens,
+                metadata={**meta, **extra},
+            )
+        )
     return out

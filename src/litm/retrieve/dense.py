@@ -40,14 +40,19 @@ class Dense:
         """The query embedder (the index's model unless one was given)."""
         return self._embedder if self._embedder is not None else self.index.embedder
 
+    def prepare(self) -> VectorSearch:
+        """Load the vectors and the search structure now (otherwise on the first search, and after changes)."""
+        if self._search is None or self._generation != self.index.generation:
+            self._search, self._generation = vector_search(self.index.vectors, self.backend), self.index.generation
+        return self._search
+
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` chunks whose vectors are closest to the query's."""
         check_k(k)
-        if self._search is None or self._generation != self.index.generation:
-            self._search, self._generation = vector_search(self.index.vectors, self.backend), self.index.generation
+        vectors = self.prepare()
         if not len(self.index):
             return []
-        scores, rows = self._search.search(self.embedder.embed([query])[0], k)
+        scores, rows = vectors.search(self.embedder.embed([query])[0], k)
         chunks = self.index.chunks
         return [
             Hit(chunks[int(r)], float(s), True, rank, self.name)

@@ -21,16 +21,23 @@ Example:
 
 from __future__ import annotations
 
-import bisect
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from litm.errors import IndexMismatchError, RetrievalError
 from litm.placement.documents import to_doc
-from litm.retrieve.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, CountsTokens, chunk_spans, token_counter
+from litm.retrieve.chunking import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_OVERLAP,
+    CountsTokens,
+    check_sizes,
+    make_chunks,
+    token_counter,
+)
 from litm.retrieve.corpus import read_file, scan
 from litm.retrieve.deps import LazyModule
 from litm.retrieve.embedder import Embedder, MiniLM
@@ -106,6 +113,7 @@ class Index:
         self._manifest = manifest
         self._chunks = chunks
         self._tokenizer = tokenizer
+        self._counter: Callable[[str], int] | None = None
         self._embedder = embedder
         self._vectors: NDArray[np.float32] | None = None
         self._rows: dict[str, int] | None = None
@@ -145,7 +153,7 @@ class Index:
             embedding=model[0] if dense else None,
             dim=model[1] if dense else None,
         )
-        chunk_spans("", lambda t: len(t), max_tokens=max_tokens, overlap=overlap)  # validates the numbers
+        check_sizes(max_tokens, overlap)
         if (folder / MANIFEST).is_file():
             if not exist_ok:
                 raise RetrievalError(f"an index already exists at {folder}")
@@ -260,12 +268,13 @@ class Index:
         }
         for i, item in enumerate(items):
             doc = to_doc(item, index=i)
-            raw = doc.text.encode("utf-8")
-            entry = Entry("text", hashlib.sha256(raw).hexdigest(), len(raw), 0, 0)
+            meta = {k: v for k, v in doc.metadata.items() if isinstance(v, (str, int, float, bool, type(None)))}
+            # The hash covers everything a chunk carries, so a new title or source is an update too.
+            raw = json.dumps([doc.text, doc.title, doc.source, meta], sort_keys=True, ensure_ascii=False).encode()
+            entry = Entry("text", hashlib.sha256(raw).hexdigest(), len(doc.text.encode("utf-8")), 0, 0)
             before = self._manifest.entries.get(doc.id)
             if before is not None and before.sha256 == entry.sha256:
                 continue
-            meta = {k: v for k, v in doc.metadata.items() if isinstance(v, (str, int, float, bool, type(None)))}
             fresh[doc.id] = (entry, [SourceText(doc.id, doc.source or doc.id, doc.title, doc.text, meta)])
         return self._commit(fresh, progress=progress)
 
@@ -305,7 +314,8 @@ class Index:
                 entries[key] = Entry(entry.kind, entry.sha256, entry.size, entry.mtime_ns, n)
                 unchanged.append(key)
                 continue
-            new = [c for text in texts for c in self._chunk(text)]
+            size, overlap = self.settings.max_tokens, self.settings.overlap
+            new = [c for text in texts for c in make_chunks(text, self._count(), size, overlap)]
             chunks.extend(new)
             kept_rows.extend([-1] * len(new))
             entries[key] = Entry(entry.kind, entry.sha256, entry.size, entry.mtime_ns, len(new))
@@ -323,35 +333,17 @@ class Index:
         self.generation += 1
         return replace(report, embedded=embedded)
 
-    def _chunk(self, text: SourceText) -> list[Chunk]:
-        count, name = token_counter(self._tokenizer)
-        if name != self.settings.tokenizer:
-            raise IndexMismatchError(
-                f"index {self.path} was chunked with the tokenizer {self.settings.tokenizer!r}; "
-                f"pass the same one (got {name!r})"
-            )
-        pages = text.metadata.get("page_starts")
-        meta = {k: v for k, v in text.metadata.items() if k != "page_starts"}
-        out = []
-        spans = chunk_spans(text.text, count, max_tokens=self.settings.max_tokens, overlap=self.settings.overlap)
-        for n, span in enumerate(spans):
-            extra: dict[str, Any] = {}
-            if isinstance(pages, list) and pages:
-                extra["page"] = bisect.bisect_right(pages, span.start)  # 1-based page of the chunk's start
-            out.append(
-                Chunk(
-                    id=f"{text.key}#{n}",
-                    key=text.key,
-                    source=text.source,
-                    title=text.title,
-                    text=text.text[span.start : span.end],
-                    start=span.start,
-                    end=span.end,
-                    tokens=span.tokens,
-                    metadata={**meta, **extra},
+    def _count(self) -> Callable[[str], int]:
+        """The token counter for new chunks: it must be the one the index was chunked with."""
+        if self._counter is None:
+            count, name = token_counter(self._tokenizer)
+            if name != self.settings.tokenizer:
+                raise IndexMismatchError(
+                    f"index {self.path} was chunked with the tokenizer {self.settings.tokenizer!r}; "
+                    f"pass the same one (got {name!r})"
                 )
-            )
-        return out
+            self._counter = count
+        return self._counter
 
     def _vectors_for(
         self, chunks: list[Chunk], kept_rows: list[int], progress: Progress | None
