@@ -4,8 +4,9 @@ Known-item retrieval on the bundled NQ-Open passages (``litm.eval.datasets.nq_ro
 searched against all passages, and the one passage it was written for is the single relevant item. Exact
 duplicate passages (same title and text) are merged first, so finding either copy counts. Passages are
 indexed as a litm user's JSON Lines knowledge base would be: text chunked to the embedder's 256 word pieces,
-title kept as metadata; a hit on any chunk of the gold passage counts, and a passage's rank is that of its
-first chunk in the results.
+each chunk searched and embedded with its title before it (``Chunk.indexed_text``), and every system here,
+peers included, reads that same text; a hit on any chunk of the gold passage counts, and a passage's rank is
+that of its first chunk in the results.
 
 Reported per system, from one run on one machine: recall@1/5/20, MRR over the top 100, the time to build the
 index, and the median and 95th-percentile latency of one query (top 100, one query at a time).
@@ -110,7 +111,7 @@ def rank_bm25_system(index: Index) -> tuple[Search, float]:
 
     analyze = Analyzer()
     chunks = index.chunks
-    model, build_s = timed(lambda: BM25Okapi([analyze(c.text) for c in chunks]))
+    model, build_s = timed(lambda: BM25Okapi([analyze(c.indexed_text) for c in chunks]))
 
     def search(q: str) -> list[str]:
         scores = model.get_scores(analyze(q))
@@ -125,7 +126,7 @@ def fts5_system(index: Index) -> tuple[Search, float]:
 
     def build() -> None:
         db.execute("CREATE VIRTUAL TABLE p USING fts5(key UNINDEXED, text, tokenize='porter unicode61')")
-        db.executemany("INSERT INTO p(key, text) VALUES (?, ?)", [(c.key, c.text) for c in index.chunks])
+        db.executemany("INSERT INTO p(key, text) VALUES (?, ?)", [(c.key, c.indexed_text) for c in index.chunks])
         db.commit()
 
     _, build_s = timed(build)

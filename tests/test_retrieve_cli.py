@@ -31,7 +31,8 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     docs.mkdir()
     (docs / "keys.md").write_text("# API keys\n\nRotate the API keys every 90 days in the admin console.\n")
     (docs / "food.txt").write_text("The cafeteria serves lunch until 2pm.\n")
-    (docs / "kb.jsonl").write_text('{"id": "wifi", "title": "Wifi", "text": "The guest wifi password is at reception."}\n')
+    record = {"id": "wifi", "title": "Wifi", "text": "The guest wifi password is at reception."}
+    (docs / "kb.jsonl").write_text(json.dumps(record) + "\n")
     out = litm("index", str(docs), "--out", str(root / "index"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("3 added, 0 updated, 0 removed, 0 unchanged; 3 chunks (3 embedded)")

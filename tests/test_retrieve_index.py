@@ -18,7 +18,7 @@ from litm.errors import (
     LitmError,
     RetrievalError,
 )
-from litm.retrieve import BM25, Dense, Index, MiniLM, build_index
+from litm.retrieve import BM25, Dense, Index, MiniLM, MiniLMTokenizer, build_index
 from litm.retrieve import store as store_module
 from litm.retrieve.store import MANIFEST
 from test_retrieve_formats import make_pdf
@@ -88,6 +88,27 @@ def test_chunks_keep_sources_titles_and_offsets(corpus: Path, model: MiniLM) -> 
     wifi = by_key["kb/faq.jsonl#wifi"]
     assert (wifi.id, wifi.source, wifi.metadata["line"]) == ("kb/faq.jsonl#wifi#0", "kb/faq.jsonl", 1)
     assert by_key["vpn.html"].title == "VPN"
+    # Titles are searched and embedded with every chunk, never shown as part of its text.
+    assert keys.prefix == "API keys\n\n" and keys.indexed_text == "API keys\n\n" + keys.text
+    assert by_key["kb/faq.jsonl#wifi"].prefix == ""  # a record without a title
+    assert by_key["food.txt"].prefix == "food\n\n"  # a text file is titled by its name
+    assert Dense(index).search("API keys", 1)[0].doc.text == keys.text
+
+
+def test_title_prefix_fits_in_the_chunk_limit(tmp_path: Path) -> None:
+    long_text = " ".join(f"Sentence {i} explains one more detail of the procedure." for i in range(60))
+    index = Index.create(tmp_path / "i", dense=False, max_tokens=64, overlap=8)
+    index.add_texts(
+        [
+            {"id": "short", "title": "Key rotation procedure", "text": long_text},
+            {"id": "long", "title": " ".join(["Very long title"] * 10), "text": long_text},
+        ]
+    )
+    tok = MiniLMTokenizer()
+    for chunk in index.chunks:
+        assert chunk.tokens == tok.count(chunk.indexed_text) <= 64
+    assert {c.prefix for c in index.chunks if c.key == "short"} == {"Key rotation procedure\n\n"}
+    assert {c.prefix for c in index.chunks if c.key == "long"} == {""}  # over a quarter of the limit: left out
 
 
 def test_reindexing_an_unchanged_folder_reads_no_file(corpus: Path, model: MiniLM, reads: Counter[str]) -> None:
@@ -130,7 +151,7 @@ def test_changed_added_and_deleted_files(corpus: Path, model: MiniLM, reads: Cou
     for i, chunk in enumerate(index.chunks):  # kept chunks keep their exact vectors; new ones are embedded
         if chunk.key in ("keys.md", "kb/faq.jsonl#wifi", "kb/faq.jsonl#parking"):
             np.testing.assert_array_equal(index.vectors[i], old_rows[chunk.id])
-    np.testing.assert_allclose(index.vectors, model.embed([c.text for c in index.chunks]), atol=1e-6)
+    np.testing.assert_allclose(index.vectors, model.embed([c.indexed_text for c in index.chunks]), atol=1e-6)
     assert BM25(index).search("free breakfast", k=1)[0].chunk.key == "food.txt"
     assert Index.open(index.path).keys == ("food.txt", "kb/faq.jsonl", "keys.md", "new.rst")
 

@@ -166,7 +166,8 @@ def test_dense_reranker_uses_stored_vectors_and_embeds_strangers(
     # A hit from elsewhere (not in this index) is embedded from its text.
     stranger = Hit(
         candidates[0].chunk.__class__(
-            id="x#0", key="x", source="x", title=None, text=index.chunks[0].text, start=0, end=1, tokens=1
+            id="x#0", key="x", source="x", title=None, text=index.chunks[0].text, start=0, end=1, tokens=1,
+            prefix=index.chunks[0].prefix,
         ),
         1.0, True, 1, "other",
     )
@@ -219,9 +220,9 @@ def test_bad_requests_are_typed_errors(nq: tuple[Index, list[tuple[str, str]]], 
 
 
 CJK_DOCS = [
-    {"id": "generators", "text": "生成器是Python的高级特性之一，它按需产生数据，节省内存。"},
-    {"id": "decorators", "text": "装饰器也是Python高级特性，可以在不修改函数的情况下扩展功能。"},
-    {"id": "lists", "text": "列表是Python最基本的数据结构，可以存放任意对象。"},
+    {"id": "generators", "text": "生成器是Python的高级特性之一。它按需产生数据。节省内存。"},
+    {"id": "decorators", "text": "装饰器也是Python高级特性。可以在不修改函数的情况下扩展功能。"},
+    {"id": "lists", "text": "列表是Python最基本的数据结构。可以存放任意对象。"},
     {"id": "install", "text": "安装Python时请选择添加到PATH环境变量。"},
     {"id": "java", "text": "Java是一种静态类型的编程语言。"},
     {"id": "coffee", "text": "咖啡馆早上八点开门。"},

@@ -62,7 +62,7 @@ class BM25:
         if self._scorer is None or self._generation != self.index.generation:
             bm25s: Any = require("bm25s", "the BM25 retriever")
             scorer = bm25s.BM25(k1=self.k1, b=self.b)
-            corpus = [self.analyze(chunk.text) for chunk in self.index.chunks]
+            corpus = [self.analyze(chunk.indexed_text) for chunk in self.index.chunks]
             if corpus:
                 scorer.index(corpus, show_progress=False)
             self._scorer, self._generation = scorer, self.index.generation

@@ -32,8 +32,10 @@ class Chunk:
     """A piece of an indexed text: ``text`` is ``source_text[start:end]``, for citations that point home.
 
     ``key`` names the text it came from (a file's relative path, or ``file.jsonl#record-id``); ``source`` is
-    what a citation shows; ``tokens`` is its size by the index's tokenizer; ``metadata`` carries what the
-    reader knew (a JSON Lines record's fields and line, a PDF page).
+    what a citation shows; ``tokens`` is the size of :attr:`indexed_text` by the index's tokenizer;
+    ``metadata`` carries what the reader knew (a JSON Lines record's fields and line, a PDF page).
+    ``prefix`` (usually the title and a blank line) is put before the text when the chunk is indexed and
+    embedded, never in the prompt: a chunk from the middle of a file still carries what the file is about.
     """
 
     id: str
@@ -44,7 +46,13 @@ class Chunk:
     start: int
     end: int
     tokens: int
+    prefix: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def indexed_text(self) -> str:
+        """What BM25 and the embedder read for this chunk: ``prefix + text``."""
+        return self.prefix + self.text
 
     def to_doc(self, score: float | None = None, **extra: Any) -> Doc:
         """This chunk as a :class:`Doc`: id, text, title and source, with offsets and ``extra`` in metadata."""
@@ -62,6 +70,7 @@ class Chunk:
             "start": self.start,
             "end": self.end,
             "tokens": self.tokens,
+            "prefix": self.prefix,
             "metadata": dict(self.metadata),
         }
 
@@ -78,10 +87,13 @@ class Chunk:
         title = record.get("title")
         if title is not None and not isinstance(title, str):
             raise TypeError("chunk field title must be a string or null")
+        prefix = record.get("prefix", "")
+        if not isinstance(prefix, str):
+            raise TypeError("chunk field prefix must be a string")
         meta = record.get("metadata") or {}
         if not isinstance(meta, Mapping):
             raise TypeError("chunk field metadata must be an object")
-        return cls(title=title, metadata=dict(meta), **values)
+        return cls(title=title, prefix=prefix, metadata=dict(meta), **values)
 
 
 @dataclass(frozen=True, slots=True)

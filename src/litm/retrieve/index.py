@@ -359,7 +359,7 @@ class Index:
         bar = progress.add_task("embed", len(todo)) if progress is not None and todo else None
         for lo in range(0, len(todo), _EMBED_BATCH):
             batch = todo[lo : lo + _EMBED_BATCH]
-            out[batch] = self.embedder.embed([chunks[i].text for i in batch])
+            out[batch] = self.embedder.embed([chunks[i].indexed_text for i in batch])
             if progress is not None and bar is not None:
                 progress.advance(bar, len(batch))
         return out, len(todo)

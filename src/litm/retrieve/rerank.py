@@ -4,7 +4,8 @@
   index's stored vectors where it has them and embeds only the others, so ``BM25 -> DenseReranker`` costs one
   query embedding.
 * :class:`CrossEncoderReranker` adapts your own local cross-encoder: any callable ``(query, texts) -> scores``
-  (``sentence_transformers.CrossEncoder(...).predict`` over pairs, a llama.cpp scorer, ...). Say which way
+  (it is given each chunk's indexed text: title, blank line, text)
+  such as ``sentence_transformers.CrossEncoder(...).predict`` over pairs or a llama.cpp scorer. Say which way
   its scores point with ``higher_is_better``. No package on the registry bundles a cross-encoder offline,
   so litm ships none.
 * :class:`Reranked` is a retriever: it asks its inner retriever for ``candidates`` hits and reranks them.
@@ -90,7 +91,7 @@ class DenseReranker:
                 assert self.index is not None
                 vectors[i] = self.index.vectors[row]
         if missing:
-            vectors[missing] = self.embedder.embed([hits[i].chunk.text for i in missing])
+            vectors[missing] = self.embedder.embed([hits[i].chunk.indexed_text for i in missing])
         return rescored(hits, [float(s) for s in vectors @ q], higher_is_better=True, name=self.name)
 
     def _row(self, hit: Hit) -> int | None:
@@ -100,7 +101,7 @@ class DenseReranker:
         except KeyError:
             return None
         # Same id but other text (a hit from another index): embed it rather than trust the stored vector.
-        return row if self.index.chunks[row].text == hit.chunk.text else None
+        return row if self.index.chunks[row].indexed_text == hit.chunk.indexed_text else None
 
 
 class CrossEncoderReranker:
@@ -127,7 +128,7 @@ class CrossEncoderReranker:
         """``hits`` re-scored by the cross-encoder, best first."""
         scores: list[float] = []
         for lo in range(0, len(hits), self.batch_size):
-            texts = [h.chunk.text for h in hits[lo : lo + self.batch_size]]
+            texts = [h.chunk.indexed_text for h in hits[lo : lo + self.batch_size]]
             batch = list(self._score(query, texts))
             if len(batch) != len(texts):
                 raise RetrievalError(f"{self.name} returned {len(batch)} scores for {len(texts)} texts")
