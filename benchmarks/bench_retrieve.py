@@ -17,7 +17,11 @@ hybrid (RRF of the two); BM25 candidates reranked by the dense model; and two pe
 over the same analyzed terms, so only the implementation differs) and SQLite FTS5 (porter stemmer; the
 question's words OR-ed, ranked by FTS5's bm25()).
 
-    .venv/bin/python benchmarks/bench_retrieve.py [--questions 500] [--index /tmp/nq-index] [--json out.json]
+A second, smaller set shows the other side: exact identifiers. The key-value records of the bundled
+kv-retrieval data (``"<uuid>": "<uuid>"``, 75 per example; ``--kv-examples`` examples pooled) are indexed and
+each key is looked up; its own record is the relevant one. Here the dense model has nothing to go on.
+
+    .venv/bin/python benchmarks/bench_retrieve.py [--part all|nq|kv] [--questions 500] [--index DIR] [--json F]
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from litm.eval.datasets import nq_rows
+from litm.eval.datasets import kv_examples, nq_rows
 from litm.retrieve import BM25, Dense, DenseReranker, Hybrid, Index, Reranked
 from litm.retrieve.lexical import Analyzer
 
@@ -57,6 +61,19 @@ def load(limit: int | None, seed: int) -> tuple[list[dict[str, str]], list[tuple
     if limit is not None and limit < len(questions):
         questions = random.Random(seed).sample(questions, limit)
     corpus = [{"id": pid, "title": title, "text": text} for (title, text), pid in passages.items()]
+    return corpus, questions
+
+
+def load_kv(examples: int, seed: int) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
+    """Pooled key-value records ("<uuid>": "<uuid>") and one look-up per record: the key as the query."""
+    rows = random.Random(seed).sample(list(kv_examples()), examples)
+    corpus: list[dict[str, str]] = []
+    questions: list[tuple[str, str]] = []
+    for e, row in enumerate(rows):
+        for j, (key, value) in enumerate(row["ordered_kv_records"]):
+            rid = f"kv{e}-{j}"
+            corpus.append({"id": rid, "text": f'"{key}": "{value}"'})
+            questions.append((key, rid))
     return corpus, questions
 
 
@@ -153,20 +170,8 @@ def machine() -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", type=int, default=None, help="sample this many questions (default: all 2,655)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--index", type=Path, default=None, help="keep the dense index here (reused when it matches)")
-    ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
-    args = ap.parse_args()
-
-    before = machine()
-    print(f"machine: {before}", flush=True)
-    corpus, questions = load(args.questions, args.seed)
-    print(f"{len(corpus)} unique passages, {len(questions)} questions", flush=True)
-
-    path = args.index or Path(tempfile.mkdtemp()) / "nq-index"
+def run_suite(corpus: list[dict[str, str]], questions: list[tuple[str, str]], path: Path) -> list[dict[str, Any]]:
+    """Index ``corpus`` at ``path`` (reused when it already holds it) and evaluate every system on it."""
     index = Index.create(path, exist_ok=True)
     report, build_s = timed(lambda: index.add_texts(corpus))
     print(f"litm index: {report.summary()} in {build_s:.1f}s ({len(index)} chunks)", flush=True)
@@ -192,32 +197,52 @@ def main() -> None:
     rows.append(evaluate("rank-bm25 (BM25Okapi, same terms)", search, questions, t))
     search, t = fts5_system(index)
     rows.append(evaluate(f"SQLite FTS5 (porter, {sqlite3.sqlite_version})", search, questions, t))
+    return rows
 
-    after = machine()
-    print(f"machine after: load {after['load_avg_1_5_15']}", flush=True)
-    print("\n| system | R@1 | R@5 | R@20 | MRR | build s | query ms (median) | query ms (p95) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| system | R@1 | R@5 | R@20 | MRR | build s | query ms (median) | query ms (p95) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        print(
+        lines.append(
             f"| {r['system']} | {r['R@1']:.3f} | {r['R@5']:.3f} | {r['R@20']:.3f} | {r['MRR']:.3f} | "
             f"{r['build_s']:.2f} | {r['query_ms_median']:.2f} | {r['query_ms_p95']:.2f} |"
         )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("all", "nq", "kv"), default="all", help="which data set(s) to run")
+    ap.add_argument("--questions", type=int, default=None, help="sample this many NQ questions (default: all 2,655)")
+    ap.add_argument("--kv-examples", type=int, default=10, help="key-value examples to pool (75 records each)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--index", type=Path, default=None, help="keep the indexes under this folder (reused)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    args = ap.parse_args()
+
+    before = machine()
+    print(f"machine: {before}", flush=True)
+    root = args.index or Path(tempfile.mkdtemp())
+    results: dict[str, Any] = {"seed": args.seed, "machine_before": before}
+    if args.part in ("all", "nq"):
+        corpus, questions = load(args.questions, args.seed)
+        print(f"NQ: {len(corpus)} unique passages, {len(questions)} questions", flush=True)
+        rows = run_suite(corpus, questions, root / "nq")
+        results["nq"] = {"passages": len(corpus), "questions": len(questions), "rows": rows}
+        print(f"\n{table(rows)}\n", flush=True)
+    if args.part in ("all", "kv"):
+        corpus, questions = load_kv(args.kv_examples, args.seed)
+        print(f"KV: {len(corpus)} key-value records, {len(questions)} key look-ups", flush=True)
+        rows = run_suite(corpus, questions, root / "kv")
+        results["kv"] = {"records": len(corpus), "questions": len(questions), "rows": rows}
+        print(f"\n{table(rows)}\n", flush=True)
+    results["machine_after"] = machine()
+    print(f"machine after: load {results['machine_after']['load_avg_1_5_15']}", flush=True)
     if args.json is not None:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "passages": len(corpus),
-                    "chunks": len(index),
-                    "questions": len(questions),
-                    "seed": args.seed,
-                    "machine_before": before,
-                    "machine_after": after,
-                    "rows": rows,
-                },
-                indent=1,
-            )
-            + "\n"
-        )
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":
