@@ -227,17 +227,17 @@ def main() -> None:
     print(f"machine: {before}", flush=True)
     root = args.index or Path(tempfile.mkdtemp())
     results: dict[str, Any] = {"seed": args.seed, "machine_before": before}
-    if args.part in ("all", "nq"):
-        corpus, questions = load(args.questions, args.seed)
-        print(f"NQ: {len(corpus)} unique passages, {len(questions)} questions", flush=True)
-        rows = run_suite(corpus, questions, root / "nq")
-        results["nq"] = {"passages": len(corpus), "questions": len(questions), "rows": rows}
-        print(f"\n{table(rows)}\n", flush=True)
-    if args.part in ("all", "kv"):
-        corpus, questions = load_kv(args.kv_examples, args.seed)
-        print(f"KV: {len(corpus)} key-value records, {len(questions)} key look-ups", flush=True)
-        rows = run_suite(corpus, questions, root / "kv")
-        results["kv"] = {"records": len(corpus), "questions": len(questions), "rows": rows}
+    sets = {
+        "nq": ("unique passages", "questions", lambda: load(args.questions, args.seed)),
+        "kv": ("key-value records", "key look-ups", lambda: load_kv(args.kv_examples, args.seed)),
+    }
+    for name, (items, asks, loader) in sets.items():
+        if args.part not in ("all", name):
+            continue
+        corpus, questions = loader()
+        print(f"{name.upper()}: {len(corpus)} {items}, {len(questions)} {asks}", flush=True)
+        rows = run_suite(corpus, questions, root / name)
+        results[name] = {"corpus": len(corpus), "questions": len(questions), "rows": rows}
         print(f"\n{table(rows)}\n", flush=True)
     results["machine_after"] = machine()
     print(f"machine after: load {results['machine_after']['load_avg_1_5_15']}", flush=True)
