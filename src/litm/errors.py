@@ -242,3 +242,28 @@ class SpendLimitNotSetError(LitmError, LookupError):
 
 class ReservationError(LitmError, ValueError):
     """A reservation key is unknown, or reused with different terms, or the reservation is already closed."""
+
+
+class ModelIntegrityError(ModelError):
+    """A model file's content hash differs from the pinned one (tampered, truncated or a different release)."""
+
+
+class IndexNotFoundError(LitmError, FileNotFoundError):
+    """A retrieval index directory (or its manifest) does not exist."""
+
+
+class CorruptIndexError(LitmError, ValueError):
+    """A retrieval index file is unreadable, truncated or does not match the hash its manifest records."""
+
+
+class IndexVersionError(LitmError, ValueError):
+    """A retrieval index was written in a format version this litm cannot read."""
+
+
+class IndexMismatchError(LitmError, ValueError):
+    """A retrieval index was built with other settings (chunking, embedding model) than the ones asked for."""
+
+
+class RetrievalError(LitmError, ValueError):
+    """A retrieval setting or request is invalid (``k < 1``, a chunk size the tokenizer cannot meet, an unknown
+    retriever or vector backend, a dense search on an index built without vectors)."""

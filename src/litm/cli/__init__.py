@@ -45,6 +45,7 @@ from litm.cli import bench as _bench  # noqa: E402,F401
 from litm.cli import code as _code  # noqa: E402,F401
 from litm.cli import demo as _demo  # noqa: E402,F401
 from litm.cli import fit as _fit  # noqa: E402,F401
+from litm.cli import index as _index  # noqa: E402,F401
 from litm.cli import models as _models  # noqa: E402,F401
 from litm.cli import place as _place  # noqa: E402,F401
 from litm.cli import probe as _probe  # noqa: E402,F401
