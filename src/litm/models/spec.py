@@ -23,18 +23,17 @@ entry-point group ``litm.backends`` (``scheme = "package.module:factory"``), loa
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
-from litm.errors import AlreadyRegisteredError, UnknownModelSpecError, UnsupportedTypeError
+from litm.errors import UnknownModelSpecError, UnsupportedTypeError
 from litm.models.anthropic_backend import AnthropicModel
 from litm.models.base import Model
 from litm.models.embedded import DEFAULT_ALIAS, EMBEDDED, resolve_alias
 from litm.models.local import LocalModel
 from litm.models.openai_backend import OpenAIModel
+from litm.util.registry import Registry
 
 SPEC_FORMS = (
     "local, local:ALIAS, local:/path/model.gguf, openai:MODEL, "
@@ -66,14 +65,10 @@ class ModelSpec:
 BackendFactory = Callable[..., Model]
 """``factory(spec: ModelSpec, **options) -> Model``."""
 
-_BACKENDS: dict[str, BackendFactory] = {}
-_LOCK = threading.Lock()
 _SCHEME = re.compile(r"^[a-z][a-z0-9.+-]*$")
-
-
 #: The entry-point group third-party backends are published under.
 ENTRY_POINT_GROUP = "litm.backends"
-_plugins_loaded = False
+_BACKENDS: Registry[BackendFactory] = Registry("backend", ENTRY_POINT_GROUP)
 
 
 def register_backend(scheme: str, factory: BackendFactory, *, replace: bool = False) -> None:
@@ -86,35 +81,17 @@ def register_backend(scheme: str, factory: BackendFactory, *, replace: bool = Fa
     """
     if not isinstance(scheme, str) or not _SCHEME.match(scheme):
         raise UnknownModelSpecError(f"a backend scheme is lower-case letters, digits, '.', '+', '-': {scheme!r}")
-    with _LOCK:
-        if scheme in _BACKENDS and not replace:
-            raise AlreadyRegisteredError(f"backend {scheme!r} is already registered (pass replace=True to replace it)")
-        _BACKENDS[scheme] = factory
+    _BACKENDS.register(scheme, factory, replace=replace)
 
 
 def unregister_backend(scheme: str) -> None:
     """Remove a registered scheme (missing ones are ignored)."""
-    with _LOCK:
-        _BACKENDS.pop(scheme, None)
-
-
-def _load_plugins() -> None:
-    """Register the backends other packages publish as entry points (once per process)."""
-    global _plugins_loaded
-    with _LOCK:
-        if _plugins_loaded:
-            return
-        _plugins_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _BACKENDS:
-            register_backend(ep.name, ep.load())
+    _BACKENDS.unregister(scheme)
 
 
 def backends() -> list[str]:
     """Registered spec schemes, built-ins first, then plugins."""
-    _load_plugins()
-    with _LOCK:
-        return list(_BACKENDS)
+    return _BACKENDS.names()
 
 
 def _looks_like_path(target: str) -> bool:
@@ -174,8 +151,7 @@ def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model
             )
         return spec
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
-    with _LOCK:
-        factory = _BACKENDS.get(parsed.scheme)
+    factory = _BACKENDS.get(parsed.scheme)
     if factory is None:
         raise UnknownModelSpecError(f"unknown model backend {parsed.scheme!r}; registered: {', '.join(backends())}")
     return factory(parsed, **options)

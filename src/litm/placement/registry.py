@@ -21,15 +21,13 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
-from types import MappingProxyType
 
-from litm.errors import AlreadyRegisteredError, InvalidOptionError, InvalidStrategyError, UnknownStrategyError
+from litm.errors import InvalidOptionError, InvalidStrategyError, UnknownStrategyError
 from litm.placement.profile import PositionProfile
 from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
 from litm.placement.strategy import Strategy
+from litm.util.registry import Registry
 
 __all__ = [
     "DEFAULT_STRATEGY",
@@ -47,32 +45,21 @@ DEFAULT_STRATEGY = "pyramid"
 #: The entry-point group third-party strategies are published under.
 ENTRY_POINT_GROUP = "litm.strategies"
 
-_REGISTRY: dict[str, Callable[..., Strategy]] = {
-    "none": RankOrder,
-    "reverse": Reverse,
-    "edges": Edges,
-    "pyramid": Pyramid,
-    "langchain": LangChainOrder,
-    "profile": ProfileOrder,
-    "random": RandomOrder,
-}
+_REGISTRY: Registry[Callable[..., Strategy]] = Registry(
+    "strategy",
+    ENTRY_POINT_GROUP,
+    {
+        "none": RankOrder,
+        "reverse": Reverse,
+        "edges": Edges,
+        "pyramid": Pyramid,
+        "langchain": LangChainOrder,
+        "profile": ProfileOrder,
+        "random": RandomOrder,
+    },
+)
 #: A read-only view of every registered strategy factory by name (entry points included once loaded).
-STRATEGIES: Mapping[str, Callable[..., Strategy]] = MappingProxyType(_REGISTRY)
-_LOCK = threading.Lock()
-_plugins_loaded = False
-
-
-def _load_plugins() -> None:
-    """Register the strategies other packages publish as entry points (once per process)."""
-    global _plugins_loaded
-    with _LOCK:
-        if _plugins_loaded:
-            return
-        _plugins_loaded = True
-        found = list(entry_points(group=ENTRY_POINT_GROUP))
-    for ep in found:
-        if ep.name not in _REGISTRY:
-            register_strategy(ep.name, ep.load())
+STRATEGIES: Mapping[str, Callable[..., Strategy]] = _REGISTRY.view
 
 
 def register_strategy(name: str, factory: Callable[..., Strategy], *, replace: bool = False) -> None:
@@ -84,38 +71,31 @@ def register_strategy(name: str, factory: Callable[..., Strategy], *, replace: b
         raise InvalidOptionError(f"a strategy name must be a non-empty string, got {name!r}")
     if not callable(factory):
         raise InvalidStrategyError(f"strategy {name!r}: the factory must be callable, got {type(factory).__name__}")
-    with _LOCK:
-        if name in _REGISTRY and not replace:
-            raise AlreadyRegisteredError(f"strategy {name!r} is already registered (pass replace=True to replace it)")
-        _REGISTRY[name] = factory
+    _REGISTRY.register(name, factory, replace=replace)
 
 
 def unregister_strategy(name: str) -> None:
     """Remove a registered strategy (a missing name is ignored)."""
-    with _LOCK:
-        _REGISTRY.pop(name, None)
+    _REGISTRY.unregister(name)
 
 
 def strategy_names() -> list[str]:
     """Every selectable strategy name, plugins included, in registration order."""
-    _load_plugins()
-    with _LOCK:
-        return list(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = None) -> Strategy:
     """Resolve a strategy name (or pass a :class:`Strategy` through). ``profile`` feeds ``profile``."""
     if isinstance(strategy, Strategy):
         return strategy
-    if isinstance(strategy, str) and strategy not in _REGISTRY:
-        _load_plugins()
-    if not isinstance(strategy, str) or strategy not in _REGISTRY:
+    factory = _REGISTRY.get(strategy) if isinstance(strategy, str) else None
+    if factory is None:
         raise UnknownStrategyError(
             f"unknown placement strategy {strategy!r}; choose from {', '.join(sorted(strategy_names()))}"
         )
     if strategy == "profile":
         return ProfileOrder(profile)
-    built = _REGISTRY[strategy]()
+    built = factory()
     if not isinstance(built, Strategy):
         raise InvalidStrategyError(f"strategy {strategy!r}: the factory built a {type(built).__name__}, not a Strategy")
     return built
