@@ -3,8 +3,8 @@
 - ``MiniLMEmbeddings`` (LangChain ``Embeddings``) and ``MiniLMEmbedding`` (LlamaIndex ``BaseEmbedding``) wrap
   litm's int8 all-MiniLM-L6-v2 (:class:`litm.retrieve.MiniLM`), so vector stores and a ``VectorStoreIndex``
   embed for real, with no model download and no API key.
-- ``LitmLLM`` is a LlamaIndex ``CustomLLM`` over a litm :class:`~litm.models.Model` (the embedded Gemma), so a
-  query engine answers with a real model; it records every request it was sent.
+- ``LitmLLM`` is a LlamaIndex ``CustomLLM`` over a litm model (SmolLM2 Instruct through llama.cpp by default),
+  so a query engine answers with a real model; it records every request it was sent.
 - ``sample_docs()`` / ``SAMPLE_QUESTION``: litm's bundled NQ sample (eight passages, one holds the answer).
 """
 
@@ -30,7 +30,7 @@ from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
 import litm
-from litm.models import Model
+from litm.models import Model, load_model
 from litm.retrieve import MiniLM
 
 DATA = Path(litm.__file__).resolve().parent / "data"
@@ -82,12 +82,18 @@ class LitmLLM(CustomLLM):
     """A LlamaIndex chat LLM answering with a litm model (greedy); ``requests`` keeps what it was sent."""
 
     max_tokens: int = 24
-    _model: Model = PrivateAttr()
+    spec: str = "local:smollm2"
+    #: SmolLM2 Instruct has a chat template; the embedded Gemma is a base model (is_chat=False: completions).
+    is_chat: bool = True
+    _model: Model | None = PrivateAttr(default=None)
     _requests: list[Any] = PrivateAttr(default_factory=list)
 
-    def __init__(self, model: Model, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._model = model
+    @property
+    def model(self) -> Model:
+        """The litm model, loaded at the first request (a query engine that never asks never loads it)."""
+        if self._model is None:
+            self._model = load_model(self.spec)
+        return self._model
 
     @property
     def requests(self) -> list[Any]:
@@ -95,19 +101,19 @@ class LitmLLM(CustomLLM):
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(context_window=8192, num_output=self.max_tokens, is_chat_model=True, model_name="litm")
+        return LLMMetadata(context_window=8192, num_output=self.max_tokens, is_chat_model=self.is_chat, model_name=self.spec)
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         sent = [{"role": m.role.value, "content": m.content or ""} for m in messages]
         self._requests.append(sent)
-        answer = self._model.complete(sent, max_tokens=self.max_tokens, stop=["\n"]).text
+        answer = self.model.complete(sent, max_tokens=self.max_tokens).text
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=answer))
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         self._requests.append(prompt)
-        return CompletionResponse(text=self._model.complete(prompt, max_tokens=self.max_tokens, stop=["\n"]).text)
+        return CompletionResponse(text=self.model.complete(prompt, max_tokens=self.max_tokens).text)
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
