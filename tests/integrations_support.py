@@ -101,7 +101,9 @@ class LitmLLM(CustomLLM):
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(context_window=8192, num_output=self.max_tokens, is_chat_model=self.is_chat, model_name=self.spec)
+        return LLMMetadata(
+            context_window=8192, num_output=self.max_tokens, is_chat_model=self.is_chat, model_name=self.spec
+        )
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:

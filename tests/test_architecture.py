@@ -161,7 +161,11 @@ def test_the_haystack_shim_imports_only_the_integrations() -> None:
     }
     assert not any(wrong.values()), wrong
     # A namespace package: no __init__.py above the component packages, as Haystack's own integrations do.
-    for folder in ("haystack_integrations", "haystack_integrations/components"):
+    for folder in (
+        "haystack_integrations",
+        "haystack_integrations/components",
+        *(f"haystack_integrations/components/{kind}" for kind in ("rankers", "builders")),
+    ):
         assert not (SRC / folder / "__init__.py").exists(), folder
 
 

@@ -27,7 +27,9 @@ GPT4O = "openai:gpt-4o"
 
 def _docs(n: int, words: int = 25) -> list[dict[str, object]]:
     # Scores fall with the index: d0 is the best. Distinct texts, so that every document costs tokens.
-    return [{"id": f"d{i}", "text": f"passage {i}: " + "lorem ipsum dolor " * words, "score": 1 - i / 100} for i in range(n)]
+    return [
+        {"id": f"d{i}", "text": f"passage {i}: " + "lorem ipsum dolor " * words, "score": 1 - i / 100} for i in range(n)
+    ]
 
 
 def _chat_tokens(prompt: litm.Prompt) -> int:
@@ -162,7 +164,7 @@ def test_bad_budgets_raise_typed_errors(args: tuple[object, ...], message: str) 
 
 def test_half_a_budget_is_refused_and_none_is_no_budget() -> None:
     assert optional_budget("X") is None
-    with pytest.raises(InvalidOptionError, match="X: a token budget needs both .*; tokenizer is missing"):
+    with pytest.raises(InvalidOptionError, match=r"X: a token budget needs both .*; tokenizer is missing"):
         optional_budget("X", max_input_tokens=100)
     with pytest.raises(InvalidOptionError, match="max_input_tokens is missing"):
         optional_budget("X", GPT4O)

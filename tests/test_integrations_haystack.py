@@ -11,16 +11,16 @@ import doctest
 import inspect
 
 import pytest
-from fixtures_server import Server
 from haystack import Document, Pipeline
 from haystack.components.builders import ChatPromptBuilder
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.core.errors import DeserializationError, PipelineError
 from haystack.dataclasses import ChatMessage
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from integrations_support import SAMPLE_QUESTION, sample_docs
 
 import litm
+from fixtures_server import Server
+from integrations_support import SAMPLE_QUESTION, sample_docs
 from litm.budget import as_counter
 from litm.errors import InvalidOptionError, UnknownStrategyError
 from litm.integrations import haystack as litm_haystack
@@ -59,7 +59,9 @@ def test_a_trim_and_prompt_pipeline_survives_yaml_and_runs() -> None:
     from haystack_integrations.components.builders.litm import LitmPromptBuilder
     from haystack_integrations.components.rankers.litm import LitmTrimmer
 
-    builder = PromptBuilder(wording=Wording(system="Answer from the documents."), anchors=AnchorOptions(style="bracket"))
+    builder = PromptBuilder(
+        wording=Wording(system="Answer from the documents."), anchors=AnchorOptions(style="bracket")
+    )
     profile = litm.PositionProfile.from_weights([0.95, 0.4, 0.3, 0.5, 0.9], name="measured")
     settings = {"builder": builder, "strategy": "profile", "profile": profile}
     pipe = Pipeline()
@@ -129,7 +131,7 @@ def test_a_component_outside_haystack_integrations_would_not_load() -> None:
     yaml = pipe.dumps().replace(
         "haystack_integrations.components.rankers.litm.LitmRanker", "litm.integrations.haystack.rankers.LitmRanker"
     )
-    with pytest.raises((DeserializationError, PipelineError), match="litm.integrations.haystack"):
+    with pytest.raises((DeserializationError, PipelineError), match=r"litm\.integrations\.haystack"):
         Pipeline.loads(yaml)
 
 
@@ -199,6 +201,7 @@ def test_a_rag_pipeline_answers_through_haystacks_openai_chat_generator(
 ) -> None:
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
+
     from haystack_integrations.components.builders.litm import LitmPromptBuilder
 
     monkeypatch.setenv("LITM_TEST_LLAMA_KEY", "not-needed-by-llama-cpp")
@@ -206,7 +209,8 @@ def test_a_rag_pipeline_answers_through_haystacks_openai_chat_generator(
     pipe.add_component("retriever", InMemoryBM25Retriever(_store(), top_k=8))
     pipe.add_component("prompt", LitmPromptBuilder(tokenizer=GPT4O, max_input_tokens=400))
     pipe.add_component("llm", OpenAIChatGenerator(
-        api_key=Secret.from_env_var("LITM_TEST_LLAMA_KEY"), model=llama_server.alias, api_base_url=llama_server.base_url,
+        api_key=Secret.from_env_var("LITM_TEST_LLAMA_KEY"), model=llama_server.alias,
+        api_base_url=llama_server.base_url,
         generation_kwargs={"max_tokens": 24, "temperature": 0.0}))  # fmt: skip
     pipe.connect("retriever.documents", "prompt.documents")
     pipe.connect("prompt.prompt", "llm.messages")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from integrations_support import SAMPLE_QUESTION, MiniLMEmbeddings, sample_docs
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_classic.retrievers.document_compressors import DocumentCompressorPipeline, EmbeddingsFilter
 from langchain_community.document_transformers import LongContextReorder
@@ -23,6 +22,7 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStoreRetriever
 
 import litm
+from integrations_support import SAMPLE_QUESTION, MiniLMEmbeddings, sample_docs
 from litm.budget import as_counter
 from litm.errors import InvalidOptionError, PromptError, UnknownStrategyError
 from litm.integrations.langchain import LitmPrompt, LitmReorder, LitmRetriever, LitmTrimmer
@@ -120,7 +120,11 @@ def test_an_lcel_rag_chain_builds_litms_prompt_within_the_budget(retriever: Vect
     assert isinstance(human, HumanMessage) and human.content.rstrip().endswith(f"Question: {QUESTION}")
     assert _chat_tokens(value) <= 1000
     made = prompt.assemble(retriever.invoke(QUESTION), QUESTION)
-    assert 4 <= len(made.items) < 8 and made.prompt.ids[-1] == "nq-0" and f'<document id="{made.prompt.ids[0]}" position="1/' in human.content
+    assert (
+        4 <= len(made.items) < 8
+        and made.prompt.ids[-1] == "nq-0"
+        and f'<document id="{made.prompt.ids[0]}" position="1/' in human.content
+    )
     assert made.prompt.user == human.content
 
 
@@ -207,7 +211,7 @@ def test_bad_settings_raise_litms_typed_errors(make: object, error: type[Excepti
 
 
 def test_bad_input_raises_typed_errors() -> None:
-    with pytest.raises(PromptError, match="LitmPrompt: the input has no 'question' .keys: context."):
+    with pytest.raises(PromptError, match=r"LitmPrompt: the input has no 'question' \(keys: context\)"):
         LitmPrompt().invoke({"context": []})
     with pytest.raises(PromptError, match="takes a mapping with 'context' and 'question', got str"):
         LitmPrompt().invoke("who?")  # type: ignore[arg-type]

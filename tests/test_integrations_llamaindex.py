@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from integrations_support import SAMPLE_QUESTION, LitmLLM, MiniLMEmbedding, sample_docs
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.postprocessor import LongContextReorder
@@ -19,6 +18,7 @@ from llama_index.core.response_synthesizers.no_text import NoText
 from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
+from integrations_support import SAMPLE_QUESTION, LitmLLM, MiniLMEmbedding, sample_docs
 from litm.budget import as_counter
 from litm.errors import InvalidOptionError, InvalidScoreError, PromptError, UnknownStrategyError
 from litm.integrations.llamaindex import LitmReorder, LitmSynthesizer, LitmTrimmer
@@ -109,7 +109,10 @@ def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeW
     messages = LitmSynthesizer.messages_for(hits, QUESTION, strategy="edges", builder=builder)
     assert [m.role for m in messages] == [MessageRole.SYSTEM, MessageRole.USER]
     assert messages[0].content == "Be brief." and messages[1].content.startswith("Answer the question")
-    assert "[DOC_ID: nq-0 | REL_SCORE: 1 | POSITION: 1/8 | TITLE: List of Nobel laureates in Physics]" in messages[1].content
+    assert (
+        "[DOC_ID: nq-0 | REL_SCORE: 1 | POSITION: 1/8 | TITLE: List of Nobel laureates in Physics]"
+        in messages[1].content
+    )
 
 
 def test_settings_round_trip_through_to_dict_and_json() -> None:

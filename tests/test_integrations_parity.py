@@ -175,7 +175,7 @@ def test_haystack_default_ranks_by_score_where_lost_in_the_middle_trusts_the_inp
 
 
 def test_haystack_duplicates_keep_the_highest_score_like_lost_in_the_middle() -> None:
-    docs = _hs_docs([0.3, 0.8, 0.5]) + [HaystackDocument(content="d1", id="d1", score=0.9)]
+    docs = [*_hs_docs([0.3, 0.8, 0.5]), HaystackDocument(content="d1", id="d1", score=0.9)]
     theirs = LostInTheMiddleRanker().run(documents=sorted(docs, key=lambda d: -(d.score or 0)))["documents"]
     ours = hs.LitmRanker(strategy="edges", min_docs=0).run(documents=docs)["documents"]
     assert [(d.id, d.score) for d in ours] == [(d.id, d.score) for d in theirs] == [
