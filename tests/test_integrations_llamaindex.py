@@ -98,6 +98,10 @@ def test_the_synthesizer_answers_with_litms_prompt_through_a_real_llm(index: Vec
     assert sent[-1]["role"] == "user" and '<document id="nq-0"' in sent[-1]["content"]
     shown = synthesizer.assemble(index.as_retriever(similarity_top_k=8).retrieve(QUESTION), QUESTION)
     assert _ids(response.source_nodes) == shown.prompt.ids == _ids(shown.items)
+    # The async path sends the same prompt and answers with the same nodes.
+    llm.max_tokens = 2
+    again = asyncio.run(engine.aquery(QUESTION))
+    assert llm.requests[-1] == sent and _ids(again.source_nodes) == _ids(response.source_nodes)
     # A completion model gets the prompt text instead.
     llm.is_chat, llm.max_tokens = False, 2
     synthesizer.get_response(QUESTION, ["Wilhelm Conrad Röntgen won the first Nobel Prize in Physics."])

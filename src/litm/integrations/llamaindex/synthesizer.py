@@ -15,7 +15,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -110,14 +111,11 @@ class LitmSynthesizer(BaseSynthesizer):
         **response_kwargs: Any,
     ) -> RESPONSE_TYPE:
         """Ask the LLM with litm's prompt over ``nodes``; the response's source nodes are those it showed."""
-        if not nodes:
+        made = self._assemble_query(query, nodes)
+        if made is None:
             return Response(self._empty_response)
-        query_str = _query_str(query)
-        with self._callback_manager.event(CBEventType.SYNTHESIZE, payload={EventPayload.QUERY_STR: query_str}) as ev:
-            made = self.assemble(nodes, query_str)
-            response = self._response(self._ask(made.prompt), made, additional_source_nodes)
-            ev.on_end(payload={EventPayload.RESPONSE: response})
-        return response
+        with self._synthesis(made, additional_source_nodes) as respond:
+            return respond(self._ask(made.prompt))
 
     async def asynthesize(
         self,
@@ -127,14 +125,11 @@ class LitmSynthesizer(BaseSynthesizer):
         **response_kwargs: Any,
     ) -> RESPONSE_TYPE:
         """:meth:`synthesize`, awaiting the LLM's async call."""
-        if not nodes:
+        made = self._assemble_query(query, nodes)
+        if made is None:
             return Response(self._empty_response)
-        query_str = _query_str(query)
-        with self._callback_manager.event(CBEventType.SYNTHESIZE, payload={EventPayload.QUERY_STR: query_str}) as ev:
-            made = self.assemble(nodes, query_str)
-            response = self._response(await self._aask(made.prompt), made, additional_source_nodes)
-            ev.on_end(payload={EventPayload.RESPONSE: response})
-        return response
+        with self._synthesis(made, additional_source_nodes) as respond:
+            return respond(await self._aask(made.prompt))
 
     def get_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
         """Answer from plain text chunks (no ids or scores: each chunk is a document, in the given order)."""
@@ -164,9 +159,27 @@ class LitmSynthesizer(BaseSynthesizer):
             return reply.message.content or ""
         return (await self._llm.acomplete(prompt.text, **self._llm_kwargs)).text
 
-    def _response(self, text: str, made: Assembled, additional: Sequence[NodeWithScore] | None) -> Response:
-        shown = [*made.items, *(additional or [])]
-        return Response(text, source_nodes=shown, metadata=self._get_metadata_for_response([n.node for n in shown]))
+    # -- one synthesis ---------------------------------------------------------------------------------------
+
+    def _assemble_query(self, query: QueryTextType, nodes: list[NodeWithScore]) -> Assembled | None:
+        return self.assemble(nodes, _query_str(query)) if nodes else None
+
+    @contextmanager
+    def _synthesis(
+        self, made: Assembled, additional: Sequence[NodeWithScore] | None
+    ) -> Iterator[Callable[[str], Response]]:
+        """The callback manager's SYNTHESIZE event around one answer; yields what turns the answer into a response."""
+        payload = {EventPayload.QUERY_STR: made.prompt.question}
+        with self._callback_manager.event(CBEventType.SYNTHESIZE, payload=payload) as event:
+
+            def respond(text: str) -> Response:
+                shown = [*made.items, *(additional or [])]
+                metadata = self._get_metadata_for_response([n.node for n in shown])
+                response = Response(text, source_nodes=shown, metadata=metadata)
+                event.on_end(payload={EventPayload.RESPONSE: response})
+                return response
+
+            yield respond
 
 
 def _settings(
