@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +182,29 @@ def test_the_question_is_required_and_must_be_text() -> None:
 
 def test_a_tokenizer_is_loaded_once_per_spec() -> None:
     assert Budget(GPT4O, 100).counter() is Budget(GPT4O, 5000, count_as="text").counter()
+
+
+def test_no_framework_is_imported_until_asked_and_a_missing_one_names_its_extra() -> None:
+    script = """
+import sys
+import litm, litm.integrations
+loaded = sorted(m for m in ("langchain_core", "llama_index", "haystack", "pydantic") if m in sys.modules)
+print("loaded:", loaded)
+for module, package in (("langchain_core", "langchain"), ("llama_index.core", "llamaindex"), ("haystack", "haystack")):
+    sys.modules[module] = None  # what an uninstalled package looks like to the import system
+    try:
+        __import__(f"litm.integrations.{package}")
+    except litm.MissingDependencyError as exc:
+        print(exc)
+"""
+    src = Path(__file__).resolve().parents[1] / "src"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+    ).stdout.splitlines()  # fmt: skip
+    assert out == [
+        "loaded: []",
+        "litm.integrations.langchain needs langchain_core: pip install 'litm[langchain]'",
+        "litm.integrations.llamaindex needs llama_index.core: pip install 'litm[llamaindex]'",
+        "litm.integrations.haystack needs haystack: pip install 'litm[haystack]'",
+    ]
