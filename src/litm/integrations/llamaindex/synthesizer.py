@@ -169,7 +169,7 @@ class LitmSynthesizer(BaseSynthesizer):
         self, made: Assembled, additional: Sequence[NodeWithScore] | None
     ) -> Iterator[Callable[[str], Response]]:
         """The callback manager's SYNTHESIZE event around one answer; yields what turns the answer into a response."""
-        payload = {EventPayload.QUERY_STR: made.prompt.question}
+        payload: dict[str, Any] = {EventPayload.QUERY_STR: made.prompt.question}
         with self._callback_manager.event(CBEventType.SYNTHESIZE, payload=payload) as event:
 
             def respond(text: str) -> Response:
