@@ -181,7 +181,7 @@ def test_the_question_is_required_and_must_be_text() -> None:
 
 
 def test_a_tokenizer_is_loaded_once_per_spec() -> None:
-    assert Budget(GPT4O, 100).counter() is Budget(GPT4O, 5000, count_as="text").counter()
+    assert Budget(GPT4O, 100).load_tokenizer() is Budget(GPT4O, 5000, count_as="text").load_tokenizer()
 
 
 def test_no_framework_is_imported_until_asked_and_a_missing_one_names_its_extra() -> None:

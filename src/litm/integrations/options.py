@@ -189,7 +189,7 @@ class Budget:
         """The ``format=`` :func:`litm.budget.fit` counts in."""
         return self.count_as
 
-    def counter(self) -> Tokenizer:
+    def load_tokenizer(self) -> Tokenizer:
         """The tokenizer, loaded once per process and spec (a local GGUF is not read again per call)."""
         return _tokenizer(self.tokenizer)
 

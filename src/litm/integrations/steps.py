@@ -91,7 +91,7 @@ def trim(
     _check_question(question)
     docs = to_docs(items)
     result = fit(
-        docs, question, builder or PromptBuilder(), budget.counter(), budget.max_input_tokens,
+        docs, question, builder or PromptBuilder(), budget.load_tokenizer(), budget.max_input_tokens,
         budget.reserve_output_tokens, format=budget.format, **placing.place_options(docs),
     )  # fmt: skip
     # fit hands back the Doc objects it was given: map them to the caller's by identity.

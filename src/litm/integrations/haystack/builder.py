@@ -78,7 +78,7 @@ class LitmPromptBuilder:
     def warm_up(self) -> None:
         """Load the budget's tokenizer now rather than at the first run."""
         if self.budget is not None:
-            self.budget.counter()
+            self.budget.load_tokenizer()
 
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""

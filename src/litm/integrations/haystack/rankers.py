@@ -128,7 +128,7 @@ class LitmTrimmer:
 
     def warm_up(self) -> None:
         """Load the tokenizer now (a local GGUF takes a moment) rather than at the first run."""
-        self.budget.counter()
+        self.budget.load_tokenizer()
 
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""
