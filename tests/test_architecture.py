@@ -28,7 +28,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("litm.code", "litm.eval", "litm.rag"),
     ("litm.probe", "litm.bench"),
     ("litm.integrations",),
-    ("litm.cli",),
+    # The Haystack shim (the path Pipeline.load imports components from) sits beside the CLI.
+    ("litm.cli", "haystack_integrations"),
     # The public facade: the package root, ``python -m litm`` and deprecated aliases of moved modules.
     (
         "litm",
@@ -47,9 +48,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 
+#: The top-level packages under src/: litm, and the namespace package Haystack loads litm's components from.
+TOP_LEVEL = ("litm", "haystack_integrations")
+
+
 def _modules() -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for path in (SRC / "litm").rglob("*.py"):
+    for path in (p for top in TOP_LEVEL for p in (SRC / top).rglob("*.py")):
         rel = path.relative_to(SRC).with_suffix("")
         parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
         out[".".join(parts)] = path
@@ -145,6 +150,23 @@ def test_imports_point_down_the_layers() -> None:
                 continue
             wrong.append(f"{module} (layer {level}) imports {dep} (layer {dep_level})")
     assert not wrong, "imports that do not point down:\n" + "\n".join(wrong)
+
+
+def test_the_haystack_shim_imports_only_the_integrations() -> None:
+    shim = {m: deps for m, deps in GRAPH.items() if m.startswith("haystack_integrations.")}
+    assert shim, "the Haystack shim was not scanned"
+    wrong = {
+        m: sorted(d for d in deps if d != "litm.integrations" and not d.startswith("litm.integrations."))
+        for m, deps in shim.items()
+    }
+    assert not any(wrong.values()), wrong
+    # A namespace package: no __init__.py above the component packages, as Haystack's own integrations do.
+    for folder in (
+        "haystack_integrations",
+        "haystack_integrations/components",
+        *(f"haystack_integrations/components/{kind}" for kind in ("rankers", "builders")),
+    ):
+        assert not (SRC / folder / "__init__.py").exists(), folder
 
 
 @pytest.mark.parametrize("module", ["litm.placement.strategy", "litm.prompt.messages", "litm.util.records"])

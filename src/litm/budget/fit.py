@@ -175,9 +175,11 @@ def _budget(max_input_tokens: int, reserve_output_tokens: int) -> int:
 def _renderer(builder: Any, question: str, fmt: str, count: Counter, placement: Placement) -> Render:
     def render(subset: list[Doc]) -> tuple[Any, TokenCount]:
         # The survivors are already ranked: place them by rank and hand the builder the plan (never re-placed).
+        # The ranking's direction goes along: the plan rescales scores to the relevance the prompt shows.
         plan = place(
-            subset, placement.strategy, rank_by="input", min_docs=placement.min_docs, profile=placement.profile
-        )
+            subset, placement.strategy, rank_by="input", higher_is_better=placement.higher_is_better,
+            min_docs=placement.min_docs, profile=placement.profile,
+        )  # fmt: skip
         prompt = builder.build(plan, question)
         return prompt, count_rendered(prompt, fmt, count)
 

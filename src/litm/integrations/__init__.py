@@ -1,0 +1,52 @@
+"""Drop-in components for LangChain, LlamaIndex and Haystack, and the framework-free core they share.
+
+One subpackage per framework, each behind its own extra and imported only when asked for (``import litm``
+and ``import litm.integrations`` import no framework):
+
+================================ ========================== ==============================================
+``litm.integrations.langchain``  ``pip install 'litm[langchain]'``   ``LitmReorder``, ``LitmTrimmer``,
+                                                            ``LitmPrompt``, ``LitmRetriever``
+``litm.integrations.llamaindex`` ``pip install 'litm[llamaindex]'``  ``LitmReorder``, ``LitmTrimmer``,
+                                                            ``LitmSynthesizer``
+``litm.integrations.haystack``   ``pip install 'litm[haystack]'``    ``LitmRanker``, ``LitmTrimmer``,
+                                                            ``LitmPromptBuilder`` (saved under
+                                                            ``haystack_integrations.components...litm``)
+================================ ========================== ==============================================
+
+Each framework gets the same three steps (:mod:`litm.integrations.steps`): a reorderer (any litm strategy,
+a measured profile included, and the framework's own order for migration), a token-budget trimmer (an exact
+tokenizer, the lowest-ranked cut first, the placement kept) and a prompt assembler (litm's anchored prompt in
+the framework's message type), configured by a :class:`Placing` and a :class:`Budget`.
+
+Example:
+    >>> reorder(["d1", "d2", "d3", "d4"], Placing(strategy="langchain")).items
+    ('d2', 'd4', 'd3', 'd1')
+"""
+
+from litm.integrations.options import (
+    COUNT_AS,
+    RANK_BY,
+    Budget,
+    CountAs,
+    Placing,
+    RankByOption,
+    as_profile,
+    optional_budget,
+)
+from litm.integrations.steps import Assembled, Trimmed, assemble, reorder, trim
+
+__all__ = [
+    "COUNT_AS",
+    "RANK_BY",
+    "Assembled",
+    "Budget",
+    "CountAs",
+    "Placing",
+    "RankByOption",
+    "Trimmed",
+    "as_profile",
+    "assemble",
+    "optional_budget",
+    "reorder",
+    "trim",
+]
