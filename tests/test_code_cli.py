@@ -52,7 +52,7 @@ BAD = [
     ("json/decoder.py:2", "json", 100, errors.CodeTargetNotFoundError, LookupError, "outside every function"),
     ("json/decoder.py:99999", "json", 100, errors.CodeTargetNotFoundError, LookupError, "is not in it"),
     ("json/decoder.py::JSONDecoder", "json", 50, errors.CodeTargetTooLargeError, ValueError, "alone needs"),
-    ("json/decoder.py", "json", 100, errors.LitmError, Exception, "names no function"),
+    ("json/decoder.py", "json", 100, errors.InvalidOptionError, ValueError, "names no function"),
     ("js/ms/license.md::x", "data", 100, errors.UnsupportedLanguageError, ValueError, "no parser for '.md'"),
 ]  # fmt: skip
 

@@ -27,7 +27,7 @@ from litm.code.result import CodeContext
 from litm.code.source import CallSite, Definition, FileIndex, Workspace
 from litm.code.target import locate, parse_target
 from litm.code.treesitter import index_tree_sitter
-from litm.errors import CodeFileNotFoundError, LitmError, UnsupportedLanguageError
+from litm.errors import CodeFileNotFoundError, InvalidOptionError, UnsupportedLanguageError
 
 __all__ = ["Resolution", "code_context", "gather", "make_workspace"]
 
@@ -48,7 +48,7 @@ def make_workspace(root: str | os.PathLike[str]) -> Workspace:
 
 def _resolver(ws: Workspace, file: FileIndex, resolution: str, max_sites: int | None) -> Resolver:
     if resolution not in ("auto", "exact", "name"):
-        raise LitmError(f"resolution must be 'auto', 'exact' or 'name', got {resolution!r}")
+        raise InvalidOptionError(f"resolution must be 'auto', 'exact' or 'name', got {resolution!r}")
     if resolution == "name":
         return NameResolver(ws)
     if file.language == "python":
@@ -228,7 +228,7 @@ def code_context(
     for name, value in (("max_caller_lines", max_caller_lines), ("context_lines", context_lines),
                         ("max_sites", 0 if max_sites is None else max_sites)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise LitmError(f"{name} must be a non-negative integer, got {value!r}")
+            raise InvalidOptionError(f"{name} must be a non-negative integer, got {value!r}")
     ws = make_workspace(root)
     spec = parse_target(target, line=line)
     file = ws.index(_target_path(ws, spec.path))

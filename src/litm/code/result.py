@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.code.pieces import CodePiece
-from litm.errors import LitmError
+from litm.errors import InvalidOptionError
 from litm.placement import place
 from litm.placement.documents import Doc
 
@@ -45,7 +45,7 @@ def _block(doc: Doc, fmt: str) -> str:
 def render_docs(docs: Sequence[Doc], fmt: str = "text", order: str = "pyramid") -> str:
     """Render code-context documents (best-ranked first) as one string, placed by strategy ``order``."""
     if fmt not in RENDER_FORMATS:
-        raise LitmError(f"format must be one of {', '.join(RENDER_FORMATS)}, got {fmt!r}")
+        raise InvalidOptionError(f"format must be one of {', '.join(RENDER_FORMATS)}, got {fmt!r}")
     placed = list(place(list(docs), strategy=order, min_docs=1).items) if len(docs) > 1 else list(docs)
     return "\n\n".join(_block(d, fmt) for d in placed)
 

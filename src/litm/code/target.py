@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from litm.code.source import Definition, FileIndex
-from litm.errors import AmbiguousCodeTargetError, CodeTargetNotFoundError, LitmError
+from litm.errors import AmbiguousCodeTargetError, CodeTargetNotFoundError, InvalidOptionError
 
 __all__ = ["TargetSpec", "locate", "parse_target"]
 
@@ -37,20 +37,20 @@ class TargetSpec:
 def parse_target(spec: str, *, line: int | None = None) -> TargetSpec:
     """Split ``PATH::NAME`` or ``PATH:LINE`` (or a bare ``PATH`` with ``line=``) into a :class:`TargetSpec`."""
     if not isinstance(spec, str) or not spec.strip():
-        raise LitmError(f"target must be 'PATH::NAME' or 'PATH:LINE', got {spec!r}")
+        raise InvalidOptionError(f"target must be 'PATH::NAME' or 'PATH:LINE', got {spec!r}")
     if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
-        raise LitmError(f"line must be a positive integer, got {line!r}")
+        raise InvalidOptionError(f"line must be a positive integer, got {line!r}")
     if "::" in spec:
         path, name = spec.rsplit("::", 1)
         if not path or not name.strip():
-            raise LitmError(f"target {spec!r}: both the path and the name are needed, as 'PATH::NAME'")
+            raise InvalidOptionError(f"target {spec!r}: both the path and the name are needed, as 'PATH::NAME'")
         return TargetSpec(path=path, name=name.strip(), line=line)
     match = _LINE.match(spec)
     if match and line is None:
         return TargetSpec(path=match["path"], line=int(match["line"]))
     if line is not None:
         return TargetSpec(path=spec, line=line)
-    raise LitmError(f"target {spec!r} names no function: write 'PATH::NAME' or 'PATH:LINE'")
+    raise InvalidOptionError(f"target {spec!r} names no function: write 'PATH::NAME' or 'PATH:LINE'")
 
 
 def _listing(defs: list[Definition], rel: str) -> tuple[str, ...]:
