@@ -15,7 +15,16 @@ litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exce
 """
 
 from litm.spend.budget import SpendCap
-from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, Usage, price_completion, price_usage, usage_from, worst_case
+from litm.spend.cost import (
+    APPROX_MARGIN,
+    Estimate,
+    Usage,
+    input_bound,
+    price_completion,
+    price_usage,
+    usage_from,
+    worst_case,
+)
 from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
 from litm.spend.money import format_usd, parse_usd
 from litm.spend.prices import ModelRates, PriceTable, TokenRates, default_table
@@ -24,7 +33,7 @@ from litm.spend.reservation import Reservation
 SpendBudget = SpendCap  # the issue's other name for it
 
 __all__ = [
-    "APPROX_MARGIN_PCT",
+    "APPROX_MARGIN",
     "Estimate",
     "Ledger",
     "ModelRates",
@@ -37,6 +46,7 @@ __all__ = [
     "Usage",
     "default_table",
     "format_usd",
+    "input_bound",
     "open_ledger",
     "parse_usd",
     "price_completion",
