@@ -26,7 +26,9 @@ from litm.spend.cost import (
     worst_case,
 )
 from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
+from litm.spend.model import ChargedModel, charged
 from litm.spend.money import format_usd, parse_usd
+from litm.spend.outcome import may_be_billed
 from litm.spend.prices import ModelRates, PriceTable, TokenRates, default_table
 from litm.spend.reservation import Reservation
 
@@ -34,6 +36,7 @@ SpendBudget = SpendCap  # the issue's other name for it
 
 __all__ = [
     "APPROX_MARGIN",
+    "ChargedModel",
     "Estimate",
     "Ledger",
     "ModelRates",
@@ -44,9 +47,11 @@ __all__ = [
     "SpendCap",
     "TokenRates",
     "Usage",
+    "charged",
     "default_table",
     "format_usd",
     "input_bound",
+    "may_be_billed",
     "open_ledger",
     "parse_usd",
     "price_completion",
