@@ -31,6 +31,10 @@ def check_hold(hold: HoldRequest) -> None:
     check_micros(hold.amount, "amount")
     if not isinstance(hold.lease_s, int | float) or not 0 < hold.lease_s <= 7 * 86400:
         raise SpendRequestError(f"lease_s must be in (0, 604800] seconds, got {hold.lease_s!r}")
+    for what, text in (("model", hold.model), ("provider", hold.provider), ("price version", hold.price_version)):
+        # Stores keep these in plain-text records: a control character would split a record.
+        if not isinstance(text, str) or any(ch in text for ch in "\t\n\r"):
+            raise SpendRequestError(f"reservation {what} must be text without tabs or line breaks, got {text!r}")
 
 
 def _ordered(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[CounterStatus]:
