@@ -255,6 +255,24 @@ def test_events_are_append_only(tmp_path: object) -> None:
     conn.close()
 
 
+def test_sqlite_counters_move_with_their_events_by_construction(tmp_path: object) -> None:
+    ledger = SQLiteLedger(tmp_path / "ev.db")  # type: ignore[operator]
+    conn = sqlite3.connect(tmp_path / "ev.db", isolation_level=None)  # type: ignore[operator]
+    # Even a write that bypasses the ledger moves the counters its event names (a trigger), and a window's
+    # first event creates them: the counters cannot drift from the log.
+    conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                 "VALUES (0, 'reserve', 'x', '[\"p|total|total\", \"q|daily|d2026-01-01\"]', 40, 0, '')")  # fmt: skip
+    conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                 "VALUES (0, 'settle', 'x', '[\"p|total|total\"]', -40, 25, '')")  # fmt: skip
+    assert ledger.counters() == {"p|total|total": (0, 25), "q|daily|d2026-01-01": (40, 0)} and ledger.verify() == []
+    row = conn.execute("SELECT scope, window, wid FROM counters WHERE name = 'q|daily|d2026-01-01'").fetchone()
+    assert row == ("q", "daily", "d2026-01-01")
+    with pytest.raises(sqlite3.IntegrityError, match="held >= 0"):  # a hold can never go below zero
+        conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                     "VALUES (0, 'settle', 'x', '[\"p|total|total\"]', -1, 0, '')")  # fmt: skip
+    conn.close()
+
+
 def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
     """A ledger built before fork() (a pre-forking server) opens its own connection in the child."""
     import multiprocessing
