@@ -290,13 +290,12 @@ class SpendStep(Step):
         if hold is None or hold.current is None:
             return response
         parsed = response.parse() if is_raw_response(response) else response
-        if stream_kind(parsed) is not None and hold.tally is not None:
-            meter_stream(parsed, StreamMeter(
-                hold.tally, lambda usage: _book(hold, lambda r: _settle(r, usage)),
-                lambda why: _book(hold, lambda r: r.charge_in_full(why)),
-            ))  # fmt: skip
-        else:
-            _book(hold, lambda r: _settle(r, parsed))
+
+        def settle(usage: Any) -> None:
+            _book(hold, lambda r: _settle(r, usage))
+
+        if not _metered(parsed, hold, settle, lambda why: _book(hold, lambda r: r.charge_in_full(why))):
+            settle(parsed)
         return response
 
     async def aafter(self, call: Call, response: Any) -> Any:
@@ -306,14 +305,21 @@ class SpendStep(Step):
         parsed = response.parse() if is_raw_response(response) else response
         if inspect.isawaitable(parsed):  # an async raw response parses in a coroutine
             parsed = await parsed
-        if stream_kind(parsed) is not None and hold.tally is not None:
-            meter_stream(parsed, StreamMeter(
-                hold.tally, lambda usage: _abook(hold, lambda r: _asettle(r, usage)),
-                lambda why: _abook(hold, lambda r: r.acharge_in_full(why)),
-            ))  # fmt: skip
-        else:
-            await _abook(hold, lambda r: _asettle(r, parsed))
+
+        async def settle(usage: Any) -> None:
+            await _abook(hold, lambda r: _asettle(r, usage))
+
+        if not _metered(parsed, hold, settle, lambda why: _abook(hold, lambda r: r.acharge_in_full(why))):
+            await settle(parsed)
         return response
+
+
+def _metered(parsed: Any, hold: _Hold, settle: Callable[[Any], Any], charge: Callable[[str], Any]) -> bool:
+    """Meter ``parsed`` when it is a stream (``settle`` or ``charge`` books it when it ends) and say so."""
+    if stream_kind(parsed) is None or hold.tally is None:
+        return False
+    meter_stream(parsed, StreamMeter(hold.tally, settle, charge))
+    return True
 
 
 def _describe(failed: Attempt) -> str:

@@ -49,9 +49,18 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.rules import check_hold, exceeded, mismatches, not_set, replay
+from litm.spend.ledger.rules import (
+    check_hold,
+    check_limit,
+    exceeded,
+    mismatches,
+    not_set,
+    replay,
+    sorted_limits,
+    statuses,
+)
 from litm.spend.money import check_micros
-from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name
+from litm.spend.scopes import Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
 
@@ -262,9 +271,7 @@ class RedisLedger(_Codec):
         return int(self._run("sweep", [self.now_arg(), max_items]))
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
-        check_scope(scope)
-        check_window(window)
-        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        check_limit(scope, window, micros)
         self._run("set_limit", [scope, window, micros, self.now_arg()])
 
     def remove_limit(self, scope: str, window: Window) -> bool:
@@ -277,18 +284,13 @@ class RedisLedger(_Codec):
         for field, value in raw.items():
             scope, window = _text(field).rsplit("|", 1)
             out.append(Limit(scope, window, int(value)))  # type: ignore[arg-type]
-        return sorted(out, key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))
+        return sorted_limits(out)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         _, daily, monthly = (_text(x) for x in self._run("window_ids", [self.now_arg()]))
-        wids = {"total": "total", "daily": daily, "monthly": monthly}
         counters = self.counters()
-        out = []
-        for lim in self.limits():
-            if scopes is None or lim.scope in scopes:
-                held, settled = counters.get(counter_name(lim.scope, lim.window, wids[lim.window]), (0, 0))
-                out.append(CounterStatus(lim.scope, lim.window, wids[lim.window], lim.micros, settled, held))
-        return out
+        return statuses(self.limits(), scopes, {"total": "total", "daily": daily, "monthly": monthly},
+                        lambda name: counters.get(name, (0, 0)))  # fmt: skip
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled), read in one command."""
@@ -330,8 +332,7 @@ class RedisLedger(_Codec):
         return out
 
     def reset(self, scope: str, window: Window) -> int:
-        check_scope(scope)
-        check_window(window)
+        check_limit(scope, window)
         return int(_text(self._run("reset", [scope, window, self.now_arg()])))
 
     def verify(self) -> list[Mismatch]:

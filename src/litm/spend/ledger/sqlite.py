@@ -55,13 +55,24 @@ from litm.spend.ledger.base import (
     Settlement,
     State,
 )
-from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, mismatches, refusal, replay
+from litm.spend.ledger.rules import (
+    book_reserve,
+    book_settle,
+    check_hold,
+    check_limit,
+    mismatches,
+    refusal,
+    replay,
+    sorted_limits,
+    statuses,
+)
 from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
 from litm.spend.money import check_micros
-from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name, window_id
+from litm.spend.scopes import WINDOWS, Window, counter_name, window_id
 
 __all__ = ["SQLiteLedger"]
+
 
 class SQLiteLedger:
     """A spend ledger in one SQLite file (see the module docstring for the locking and durability rules).
@@ -293,9 +304,7 @@ class SQLiteLedger:
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
         """Set (or replace) the limit of ``scope`` for ``window``; logged as an event."""
-        check_scope(scope)
-        check_window(window)
-        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        check_limit(scope, window, micros)
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO limits (scope, window, micros) VALUES (?, ?, ?) "
@@ -315,21 +324,17 @@ class SQLiteLedger:
     def limits(self) -> list[Limit]:
         """Every limit, sorted by scope and window."""
         rows = self._read("SELECT scope, window, micros FROM limits")
-        return sorted((Limit(scope, window, micros) for scope, window, micros in rows),
-                      key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))  # fmt: skip
+        return sorted_limits(Limit(scope, window, micros) for scope, window, micros in rows)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         """The current window of every limit (of ``scopes`` when given)."""
         now = self.now()
-        out = []
-        for lim in self.limits():
-            if scopes is not None and lim.scope not in scopes:
-                continue
-            wid = window_id(lim.window, now)
-            name = counter_name(lim.scope, lim.window, wid)
-            got = self._read("SELECT settled, held FROM counters WHERE name = ?", (name,))
-            out.append(CounterStatus(lim.scope, lim.window, wid, lim.micros, *(got[0] if got else (0, 0))))
-        return out
+
+        def counter(name: str) -> tuple[int, int]:
+            got = self._read("SELECT held, settled FROM counters WHERE name = ?", (name,))
+            return (int(got[0][0]), int(got[0][1])) if got else (0, 0)
+
+        return statuses(self.limits(), scopes, {w: window_id(w, now) for w in WINDOWS}, counter)
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled)."""
@@ -356,8 +361,7 @@ class SQLiteLedger:
 
         Written as a compensating event, so the log still sums to the counters.
         """
-        check_scope(scope)
-        check_window(window)
+        check_limit(scope, window)
         with self._write() as conn:
             now = self.now()
             name = counter_name(scope, window, window_id(window, now))
