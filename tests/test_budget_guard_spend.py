@@ -334,6 +334,42 @@ def test_stream_helpers_and_responses_and_anthropic_streams_settle(tmp_path: Pat
     assert spent(cap) == (2 * CHAT_COST + micros_ceil(11 * 3_000_000 + 15_000_000), 0)
 
 
+CLAUDE_COST = micros_ceil(11 * 3_000_000 + 1 * 15_000_000)  # claude-sonnet-4-5, the transport's usage
+# api -> (output-limit field, the reported usage priced)
+APIS = {"chat": ("max_tokens", CHAT_COST), "responses": ("max_output_tokens", CHAT_COST),
+        "anthropic": ("max_tokens", CLAUDE_COST)}  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("api", list(APIS))
+def test_every_api_holds_before_and_settles_its_usage_sync_and_async(
+    tmp_path: Path, api: str, stream: bool, is_async: bool
+) -> None:
+    cap = new_cap(tmp_path, limit="1")
+    provider = Provider()
+    make = anthropic_client if api == "anthropic" else openai_client
+    client = guard(make(provider, is_async=is_async), tokenizer=O200K, budget=cap)
+    limit_field, cost = APIS[api]
+    extra: dict[str, Any] = {limit_field: 50, **({"stream": True} if stream else {})}
+
+    def call() -> Any:
+        if api == "chat":
+            return client.chat.completions.create(model="gpt-4o-mini", messages=SMALL, **extra)
+        if api == "responses":
+            return client.responses.create(model="gpt-4o-mini", input="Say hi.", **extra)
+        return client.messages.create(model="claude-sonnet-4-5", messages=SMALL, **extra)
+
+    async def consume_async() -> Any:
+        got = await call()
+        return [event async for event in got] if stream else got
+
+    got = asyncio.run(consume_async()) if is_async else (list(call()) if stream else call())
+    assert got and len(provider.sent) == 1 and provider.bodies[0][limit_field] == 50
+    (reserve, settle) = reversed([e for e in cap.history("run:1") if e.kind in ("reserve", "settle")])
+    assert reserve.deltas[0][1] > cost  # held the worst case before sending
+    assert settle.deltas[0][2] == cost and spent(cap) == (cost, 0)  # settled exactly the reported usage
+
+
 def test_an_aborted_stream_is_charged_its_full_hold(tmp_path: Path, is_async: bool) -> None:
     cap = new_cap(tmp_path)
     client = guard(openai_client(Provider(), is_async=is_async), tokenizer=O200K, budget=cap)
