@@ -102,7 +102,7 @@ def _drive(call: Any, calls: int, barrier: Any, out: Any) -> None:
     done = refused = 0
     settles: list[tuple[float, int]] = []
     barrier.wait()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for j in range(calls):
         cost = call(j)
         if cost is None:
@@ -110,7 +110,14 @@ def _drive(call: Any, calls: int, barrier: Any, out: Any) -> None:
             continue
         settles.append((time.time(), cost))
         done += 1
-    out.put({"start": start, "end": time.perf_counter(), "done": done, "refused": refused, "settles": settles})
+    out.put({"start": start, "end": time.perf_counter(), "cpu_s": time.process_time() - cpu, "done": done,
+             "refused": refused, "settles": settles})  # fmt: skip
+
+
+def _server_cpu(server: Any) -> float:
+    """The Redis server's CPU seconds so far (user + system): its whole cost per operation, I/O included."""
+    info = server.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def run_litm(spec: dict[str, Any], procs: int, calls: int, limit_usd: str) -> dict[str, Any]:
@@ -136,12 +143,15 @@ def run_litm(spec: dict[str, Any], procs: int, calls: int, limit_usd: str) -> di
 
         server = redis.Redis.from_url(spec["url"])
         server.config_resetstat()
+        cpu_before = _server_cpu(server)
     result = _run_processes(litm_worker, spec, procs, calls)
     if server is not None:
         # Server time per script (reserve and settle alike): the ceiling with clients on other machines.
         per_call = server.info("commandstats").get("cmdstat_evalsha", {}).get("usec_per_call", 0.0)
         result["server_us_per_script"] = per_call
         result["server_ceiling_ops_per_s"] = round(1e6 / per_call) if per_call else None
+        ops = 2 * result["calls"] + result["refused"]
+        result["server_cpu_us_per_op"] = round(1e6 * (_server_cpu(server) - cpu_before) / ops, 1)
     result["final_settled_usd"] = sum(c.settled for c in setup.status(["project:bench"])) / 1e6
     result["limit_usd"] = parse_usd(limit_usd) / 1e6
     result["ledger_consistent"] = setup.verify() == []
@@ -207,9 +217,13 @@ def _run_processes(target: Any, spec: dict[str, Any], procs: int, calls: int) ->
     done = sum(r["done"] for r in reports)
     refused = sum(r["refused"] for r in reports)
     settles = sorted(s for r in reports for s in r["settles"])
+    ops = 2 * done + refused
+    # CPU per operation, summed over the workers: unlike ops/s it hardly depends on what else the machine
+    # runs, and (cores / CPU per operation) bounds the rate an idle machine of this size could reach.
+    cpu = sum(r["cpu_s"] for r in reports)
     return {"procs": procs, "calls": done, "refused": refused, "wall_s": round(wall, 3),
-            "calls_per_s": round(done / wall), "ops_per_s": round((2 * done + refused) / wall),
-            "settles": settles}  # fmt: skip
+            "calls_per_s": round(done / wall), "ops_per_s": round(ops / wall),
+            "client_cpu_us_per_op": round(1e6 * cpu / ops, 1) if ops else None, "settles": settles}  # fmt: skip
 
 
 def overspend(result: dict[str, Any]) -> dict[str, Any]:
@@ -246,15 +260,20 @@ def _start_redis() -> tuple[subprocess.Popen[bytes], str, str]:
 
 def summary(results: dict[str, Any]) -> str:
     """The runs as two Markdown tables (throughput, then overspend)."""
-    lines = ["| store | processes | calls/s | ops/s | calls | wall s | Redis server µs/script (ceiling ops/s) |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    cores = os.cpu_count() or 1
+    lines = ["| store | processes | calls/s | ops/s | calls | wall s | client CPU µs/op | Redis server µs/script "
+             f"(ceiling ops/s) | server CPU µs/op | ops/s bound of {cores} idle cores |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for r in results["runs"]:
         if r["phase"] == "throughput":
             server = ""
             if "server_us_per_script" in r:
                 server = f"{r['server_us_per_script']} ({r['server_ceiling_ops_per_s']})"
+            client = r.get("client_cpu_us_per_op") or 0
+            server_cpu = r.get("server_cpu_us_per_op") or 0
+            bound = round(cores * 1e6 / (client + server_cpu)) if client else ""
             lines.append(f"| {r['store']} | {r['procs']} | {r['calls_per_s']} | {r['ops_per_s']} | {r['calls']} | "
-                         f"{r['wall_s']} | {server} |")  # fmt: skip
+                         f"{r['wall_s']} | {client} | {server} | {server_cpu or ''} | {bound} |")  # fmt: skip
     lines += ["", "| store | model | outputs | processes | admitted | refused | store says spent $ | billed $ | "
               "limit $ | overspend $ | calls past the limit |",
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip

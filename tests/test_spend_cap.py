@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
+from litm.budget.margin import upper_of
 from litm.errors import PriceUnknownError, ReservationError, SpendBudgetExceeded, SpendRequestError
-from litm.spend import PriceTable, SpendCap
+from litm.models.tokenizers import TokenCount
+from litm.models.tokenizers.base import UNSTATED_MARGIN
+from litm.spend import APPROX_MARGIN, PriceTable, SpendCap
 from litm.spend.ledger import SQLiteLedger
 from spend_support import T0, Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
@@ -84,9 +87,28 @@ def test_unknown_model_blocks_unless_an_explicit_amount_is_held(make_ledger: Mak
 def test_an_unstated_count_gets_the_safety_margin(make_ledger: MakeLedger) -> None:
     cap = make_cap(make_ledger)
     unstated = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=2000, max_tokens=500)
-    assert unstated.amount == 645 and unstated.estimate is not None and unstated.estimate.input_tokens == 2300
+    # One policy with the tokenizer layer: a count that states no margin gets UNSTATED_MARGIN (25 %).
+    assert APPROX_MARGIN == UNSTATED_MARGIN == 0.25
+    assert unstated.amount == 675 and unstated.estimate is not None and unstated.estimate.input_tokens == 2500
     exact = cap.estimate("gpt-4o-mini", provider="openai", input_tokens=2000, input_exact=True, max_tokens=500)
     assert exact.micros == 600
+
+
+def test_a_token_count_is_held_at_its_own_bound(make_ledger: MakeLedger) -> None:
+    cap = make_cap(make_ledger)
+    stated = TokenCount(2000, False, ("an estimate",), margin=0.1)
+    r = cap.reserve("gpt-4o-mini", provider="openai", input_tokens=stated, max_tokens=500)
+    assert r.estimate is not None and (r.estimate.input_tokens, r.estimate.margin) == (stated.upper, 0.1) == (2200, 0.1)
+    # input_exact is not read for a TokenCount: the count says itself whether it is exact.
+    exact = cap.estimate("gpt-4o-mini", provider="openai", input_tokens=TokenCount(2000, True), max_tokens=500)
+    assert exact.input_tokens == 2000 and exact.micros == 600
+    # An approximate count that states no margin is bounded as the token gate bounds it (upper_of).
+    bare = TokenCount(2000, False)
+    est = cap.estimate("gpt-4o-mini", provider="openai", input_tokens=bare, input_exact=True, max_tokens=500)
+    assert est.input_tokens == upper_of(bare) == 2500
+    with pytest.raises(SpendRequestError, match="margin"):
+        SpendCap(cap.ledger, scopes=["run:1"], margin=-0.1).reserve(input_tokens=10, max_tokens=5, **MINI | {
+            "input_exact": False})
 
 
 def test_missing_max_tokens_is_refused(make_ledger: MakeLedger) -> None:

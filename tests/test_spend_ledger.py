@@ -255,6 +255,24 @@ def test_events_are_append_only(tmp_path: object) -> None:
     conn.close()
 
 
+def test_sqlite_counters_move_with_their_events_by_construction(tmp_path: object) -> None:
+    ledger = SQLiteLedger(tmp_path / "ev.db")  # type: ignore[operator]
+    conn = sqlite3.connect(tmp_path / "ev.db", isolation_level=None)  # type: ignore[operator]
+    # Even a write that bypasses the ledger moves the counters its event names (a trigger), and a window's
+    # first event creates them: the counters cannot drift from the log.
+    conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                 "VALUES (0, 'reserve', 'x', '[\"p|total|total\", \"q|daily|d2026-01-01\"]', 40, 0, '')")  # fmt: skip
+    conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                 "VALUES (0, 'settle', 'x', '[\"p|total|total\"]', -40, 25, '')")  # fmt: skip
+    assert ledger.counters() == {"p|total|total": (0, 25), "q|daily|d2026-01-01": (40, 0)} and ledger.verify() == []
+    row = conn.execute("SELECT scope, window, wid FROM counters WHERE name = 'q|daily|d2026-01-01'").fetchone()
+    assert row == ("q", "daily", "d2026-01-01")
+    with pytest.raises(sqlite3.IntegrityError, match="held >= 0"):  # a hold can never go below zero
+        conn.execute("INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) "
+                     "VALUES (0, 'settle', 'x', '[\"p|total|total\"]', -1, 0, '')")  # fmt: skip
+    conn.close()
+
+
 def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
     """A ledger built before fork() (a pre-forking server) opens its own connection in the child."""
     import multiprocessing
@@ -287,3 +305,69 @@ def test_redis_ledger_without_the_client_names_the_extra(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "redis", None)  # as if the redis package were not installed
     with pytest.raises(MissingDependencyError, match=r"litm\[spend-redis\]"):
         open_ledger("redis://127.0.0.1:1/0")
+
+
+# -- the Redis call path: one connection per thread, scripts reloaded, a lost reply resent ---------------
+
+
+def test_redis_reloads_flushed_scripts_and_resends_after_a_lost_reply(
+    redis_server: object, redis_namespace: str
+) -> None:
+    import redis
+
+    from litm.spend.ledger.redis import RedisLedger
+
+    url = redis_server.url  # type: ignore[attr-defined]
+    ledger = RedisLedger(url, namespace=redis_namespace)
+    ledger.set_limit("p", "total", 1000)
+    redis.Redis.from_url(url).script_flush()  # a restarted server has forgotten every script
+    assert ledger.reserve(HoldRequest("a", ("p",), 100, 60.0)).state == "held"
+
+    # The connection drops after the script went out: the reply is lost and the script is sent again. The
+    # second run replays the first one's reservation, which is this call's own: not reported as a replay.
+    drops = [1]
+
+    def drop_once() -> None:
+        if drops:
+            drops.pop()
+            lossy._connection().disconnect()
+
+    lossy = RedisLedger(url, namespace=redis_namespace, hooks={"reserve:sent": drop_once})
+    record = lossy.reserve(HoldRequest("b", ("p",), 200, 60.0))
+    assert not record.replayed and record.amount == 200
+    assert [e.kind for e in ledger.history() if e.key == "b"] == ["reserve"]  # held once
+    assert ledger.counters()["p|total|total"] == (300, 0) and ledger.verify() == []
+    lossy.close()
+    ledger.close()
+
+
+def test_redis_reads_records_in_the_json_format_of_earlier_builds(redis_server: object, redis_namespace: str) -> None:
+    import json
+
+    import redis
+
+    from litm.spend.ledger.redis import RedisLedger
+
+    ledger = RedisLedger(redis_server.url, namespace=redis_namespace, clock=Clock())  # type: ignore[attr-defined]
+    ledger.set_limit("p", "total", 1000)
+    raw = redis.Redis.from_url(redis_server.url)  # type: ignore[attr-defined]
+    legacy = {"s": "held", "a": "300", "c": "0", "t": "1.000000", "d": "2.000000", "v": "v1", "m": "m", "p": "x",
+              "k": ["p|total|total"], "ch": ["p"], "o": 0, "l": 0}  # fmt: skip
+    raw.hset(ledger.keys[2], "old", json.dumps(legacy))
+    raw.hset(ledger.keys[1], mapping={"p|total|total|h": 300})
+    raw.xadd(ledger.keys[4], {"kind": "reserve", "key": "old", "counters": '["p|total|total"]', "dh": "300",
+                              "ds": "0", "ts": "1.000000", "detail": ""})  # fmt: skip
+    got = ledger.get("old")
+    assert got is not None and (got.chain, got.counters, got.amount) == (("p",), ("p|total|total",), 300)
+    assert got.state == "held"
+    assert ledger.settle("old", 120).cost == 120
+    assert ledger.counters()["p|total|total"] == (0, 120) and ledger.verify() == []
+    assert ledger.get("old").state == "settled"  # type: ignore[union-attr]  # rewritten in the current format
+    ledger.drop()
+    ledger.close()
+
+
+def test_text_fields_with_control_characters_are_refused(make_ledger: MakeLedger) -> None:
+    ledger, _ = setup(make_ledger)
+    with pytest.raises(SpendRequestError, match="without tabs"):
+        ledger.reserve(HoldRequest("k", CHAIN, 10, 60.0, model="gpt\t4o"))  # type: ignore[attr-defined]

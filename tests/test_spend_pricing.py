@@ -101,7 +101,9 @@ def test_worst_case_is_exact_rounds_up_and_needs_max_tokens() -> None:
     assert worst_case(mini, input_tokens=1000, input_exact=True, max_tokens=500).micros == 450
     assert worst_case(mini, input_tokens=1, input_exact=True, max_tokens=1).micros == 1  # 0.75 µ$ rounds up
     approx = worst_case(mini, input_tokens=1000, input_exact=False, max_tokens=500)
-    assert approx.input_tokens == 1150 and approx.margin_pct == 15 and approx.micros == 473
+    assert approx.input_tokens == 1250 and approx.margin == 0.25 and approx.micros == 488  # 187.5 + 300, up
+    stated = worst_case(mini, input_tokens=1000, input_exact=False, max_tokens=500, margin=0.15)
+    assert stated.input_tokens == 1150 and stated.micros == 473
     with pytest.raises(SpendRequestError, match="max_tokens is required"):
         worst_case(mini, input_tokens=10, input_exact=True, max_tokens=None)
     with pytest.raises(SpendRequestError):
@@ -162,9 +164,12 @@ def test_a_litm_completion_is_priced_by_its_model() -> None:
     out = Completion("Paris", input_tokens=1000, output_tokens=10, latency_s=0.1, finish_reason="stop",
                      model="gpt-4o-mini", cached_tokens=800)  # fmt: skip
     assert price_completion(out, provider="openai") == 30 + 60 + 6
-    # litm's Anthropic backend reports uncached input_tokens, as the Anthropic API does.
-    claude = Completion("x", 100, 10, 0.1, "stop", model="claude-sonnet-4-5", cached_tokens=1000)
-    assert price_completion(claude, provider="anthropic") == micros_ceil(100 * 3_000_000 + 1000 * 300_000
-                                                                         + 10 * 15_000_000)  # fmt: skip
+    # A Completion's input_tokens include cache reads and writes, whatever the backend (Anthropic's too);
+    # its writes do not say their lifetime, so they are priced at the dearer one (1 h: 2x input).
+    claude = Completion("x", 1200, 10, 0.1, "stop", model="claude-sonnet-4-5", cached_tokens=1000,
+                        cache_write_tokens=100)  # fmt: skip
+    assert usage_from(claude) == Usage(1200, 10, cache_read_tokens=1000, cache_write_1h_tokens=100)
+    assert price_completion(claude, provider="anthropic") == micros_ceil(
+        100 * 3_000_000 + 1000 * 300_000 + 100 * 6_000_000 + 10 * 15_000_000)
     with pytest.raises(PriceUnknownError):
         price_completion(Completion("x", 1, 1, 0.1, "stop", model="local-gemma"), provider="openai")

@@ -7,12 +7,13 @@ and what the gate promises is that the bound ``ceil(count x (1 + margin))`` fits
 
 from litm.budget.counting import Counter, FunctionTokenizer, as_counter, as_tokenizer
 from litm.budget.fit import FitResult, fit
-from litm.budget.guard import Call, GuardedClient, Pipeline, Step, TokenGate, guard
+from litm.budget.guard import Attempt, Call, GuardedClient, Pipeline, SpendStep, Step, TokenGate, guard, spend_key
 from litm.budget.history import Compaction, compact_history, compact_request, extractive_summary
 from litm.budget.limits import max_input_tokens_from
 from litm.budget.margin import margin_of, upper_of
 
 __all__ = [
+    "Attempt",
     "Call",
     "Compaction",
     "Counter",
@@ -20,6 +21,7 @@ __all__ = [
     "FunctionTokenizer",
     "GuardedClient",
     "Pipeline",
+    "SpendStep",
     "Step",
     "TokenGate",
     "as_counter",
@@ -31,5 +33,6 @@ __all__ = [
     "guard",
     "margin_of",
     "max_input_tokens_from",
+    "spend_key",
     "upper_of",
 ]

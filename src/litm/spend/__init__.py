@@ -15,16 +15,28 @@ litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exce
 """
 
 from litm.spend.budget import SpendCap
-from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, Usage, price_completion, price_usage, usage_from, worst_case
+from litm.spend.cost import (
+    APPROX_MARGIN,
+    Estimate,
+    Usage,
+    input_bound,
+    price_completion,
+    price_usage,
+    usage_from,
+    worst_case,
+)
 from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
+from litm.spend.model import ChargedModel, charged
 from litm.spend.money import format_usd, parse_usd
+from litm.spend.outcome import may_be_billed
 from litm.spend.prices import ModelRates, PriceTable, TokenRates, default_table
 from litm.spend.reservation import Reservation
 
 SpendBudget = SpendCap  # the issue's other name for it
 
 __all__ = [
-    "APPROX_MARGIN_PCT",
+    "APPROX_MARGIN",
+    "ChargedModel",
     "Estimate",
     "Ledger",
     "ModelRates",
@@ -35,8 +47,11 @@ __all__ = [
     "SpendCap",
     "TokenRates",
     "Usage",
+    "charged",
     "default_table",
     "format_usd",
+    "input_bound",
+    "may_be_billed",
     "open_ledger",
     "parse_usd",
     "price_completion",

@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from litm.errors import LedgerUnavailableError, PriceUnknownError, ReservationError, SpendRequestError
-from litm.spend.cost import APPROX_MARGIN_PCT, Estimate, worst_case
+from litm.models.tokenizers import TokenCount
+from litm.spend.cost import APPROX_MARGIN, Estimate, worst_case
 from litm.spend.ledger import Ledger, open_ledger
 from litm.spend.ledger.base import AsyncLedger, CounterStatus, Event, HoldRequest, ReservationRecord, Settlement
 from litm.spend.money import parse_usd
@@ -70,7 +71,9 @@ class SpendCap:
 
     ``scopes``: the default chain, outermost first. ``prices``: a :class:`PriceTable` or a mapping of
     user prices merged over the shipped snapshot. ``lease_s``: how long a hold lives before it is charged
-    in full. ``margin_pct``: added to approximate prompt counts. ``fail_open``: let calls through, logged,
+    in full. ``margin``: the fraction added to a bare-int prompt count not stated exact (default: the
+    tokenizer layer's :data:`~litm.models.tokenizers.base.UNSTATED_MARGIN`, 0.25; a
+    :class:`~litm.models.tokenizers.TokenCount` carries its own). ``fail_open``: let calls through, logged,
     while the ledger is unreachable (off by default: fail closed).
 
     >>> import os, tempfile
@@ -90,7 +93,7 @@ class SpendCap:
         scopes: Sequence[str] = (),
         prices: PriceTable | Mapping[str, Mapping[str, Any]] | None = None,
         lease_s: float = 900.0,
-        margin_pct: int = APPROX_MARGIN_PCT,
+        margin: float = APPROX_MARGIN,
         fail_open: bool = False,
     ) -> None:
         self.ledger: Ledger = open_ledger(ledger) if isinstance(ledger, str | Path) else ledger
@@ -101,13 +104,20 @@ class SpendCap:
         else:
             self.prices = prices
         self.lease_s = lease_s
-        self.margin_pct = margin_pct
+        self.margin = margin
         self.fail_open = fail_open
         self._clock: Callable[[], float] = getattr(self.ledger, "clock", None) or time.time
         self._aledger: AsyncLedger | None = None
         self._aloop: asyncio.AbstractEventLoop | None = None
 
     # -- configuration and reports -------------------------------------------------------------------
+
+    def with_prices(self, prices: Mapping[str, Mapping[str, Any]]) -> SpendCap:
+        """A cap on the same ledger and scopes whose price table also has ``prices`` (model name -> USD per
+        MTok rates, as in ``SpendCap(prices=...)``). Its table has its own version, so a reservation made
+        through it is settled through it (or with an explicit ``cost=``)."""
+        return SpendCap(self.ledger, scopes=self.scopes, prices=self.prices.with_prices(prices),
+                        lease_s=self.lease_s, margin=self.margin, fail_open=self.fail_open)  # fmt: skip
 
     def set_limit(self, scope: str, amount: Money, window: Window = "total") -> None:
         """Set ``scope``'s limit for ``window`` to ``amount`` dollars (``"12.50"``, ``Decimal``, int dollars)."""
@@ -128,17 +138,19 @@ class SpendCap:
         """The rates a reservation for ``model`` would use today (or on ``on``)."""
         return self.prices.rates(model, provider, on=on or day_of(self._clock()), context=price_context)
 
-    def estimate(self, model: str, *, provider: str | None = None, input_tokens: int, input_exact: bool = False,
+    def estimate(self, model: str, *, provider: str | None = None, input_tokens: int | TokenCount,
+                 input_exact: bool = False,
                  max_tokens: int | None, price_context: Mapping[str, str] | None = None,
                  cache_writes: bool = True) -> Estimate:  # fmt: skip
         """The worst case :meth:`reserve` would hold, without touching the ledger."""
         rates = self.rates(model, provider, price_context=price_context)
         return worst_case(rates, input_tokens=input_tokens, input_exact=input_exact, max_tokens=max_tokens,
-                          cache_writes=cache_writes, margin_pct=self.margin_pct)  # fmt: skip
+                          cache_writes=cache_writes, margin=self.margin)  # fmt: skip
 
     # -- reserve -----------------------------------------------------------------------------------------
 
-    def _prepare(self, model: str | None = None, *, provider: str | None = None, input_tokens: int | None = None,
+    def _prepare(self, model: str | None = None, *, provider: str | None = None,
+                 input_tokens: int | TokenCount | None = None,
                  input_exact: bool = False, max_tokens: int | None = None, key: str | None = None,
                  scopes: Sequence[str] | None = None, lease_s: float | None = None,
                  price_context: Mapping[str, str] | None = None, cache_writes: bool = True,
@@ -154,7 +166,7 @@ class SpendCap:
                 raise SpendRequestError("reserve() needs model= and input_tokens= (or an explicit amount=)")
             rates = self.rates(model, provider, price_context=price_context)
             est = worst_case(rates, input_tokens=input_tokens, input_exact=input_exact, max_tokens=max_tokens,
-                             cache_writes=cache_writes, margin_pct=self.margin_pct)  # fmt: skip
+                             cache_writes=cache_writes, margin=self.margin)  # fmt: skip
             micros = est.micros
         hold = HoldRequest(
             key=key or uuid.uuid4().hex, chain=chain, amount=micros, lease_s=lease_s or self.lease_s,
@@ -176,7 +188,7 @@ class SpendCap:
         model: str | None = None,
         *,
         provider: str | None = None,
-        input_tokens: int | None = None,
+        input_tokens: int | TokenCount | None = None,
         input_exact: bool = False,
         max_tokens: int | None = None,
         key: str | None = None,
@@ -188,8 +200,10 @@ class SpendCap:
     ) -> Reservation:
         """Hold the worst case of one call on every scope of the chain, or raise before anything is sent.
 
-        ``input_exact`` says the count came from the model's own tokenizer; it defaults to False, so an
-        unstated count gets the safety margin (fail closed).
+        ``input_tokens`` is a :class:`~litm.models.tokenizers.TokenCount` (from ``count_request`` or the
+        token gate: its bound ``upper`` is held as it is, no second margin) or an int; ``input_exact`` says
+        an int came from the model's own tokenizer, and defaults to False, so an unstated count gets the
+        safety margin (fail closed).
 
         Raises :class:`~litm.errors.SpendBudgetExceeded` (402), :class:`~litm.errors.PriceUnknownError`
         (unknown model; pass ``amount=`` dollars to hold an explicit worst case instead),
@@ -277,15 +291,11 @@ class SpendCap:
 
     # -- the common case: a context manager and a decorator ---------------------------------------------
 
-    def _abandon(self, r: Reservation, exc: BaseException | None) -> Settlement:
-        why = f"{type(exc).__name__}: {exc}" if exc else "no settle() before the block ended"
-        log.warning("call %s ended without settle (%s): charged its full hold", r.key, why)
-        return self._close(r, r.amount, refund=False)
-
-    async def _aabandon(self, r: Reservation, exc: BaseException | None) -> Settlement:
-        why = f"{type(exc).__name__}: {exc}" if exc else "no settle() before the block ended"
-        log.warning("call %s ended without settle (%s): charged its full hold", r.key, why)
-        return await self._aclose(r, r.amount, refund=False)
+    @staticmethod
+    def _why(exc: BaseException | None) -> str:
+        if exc is None:
+            return "had no settle() before its block ended"
+        return f"ended without settle ({type(exc).__name__}: {exc})"
 
     @contextmanager
     def hold(self, model: str | None = None, **kwargs: Any) -> Iterator[Reservation]:
@@ -296,10 +306,10 @@ class SpendCap:
             yield r
         except BaseException as exc:
             if not r.closed:
-                r.settlement = self._abandon(r, exc)
+                r.charge_in_full(self._why(exc))
             raise
         if not r.closed:
-            r.settlement = self._abandon(r, None)
+            r.charge_in_full(self._why(None))
 
     @asynccontextmanager
     async def ahold(self, model: str | None = None, **kwargs: Any) -> AsyncIterator[Reservation]:
@@ -309,10 +319,10 @@ class SpendCap:
             yield r
         except BaseException as exc:
             if not r.closed:
-                r.settlement = await self._aabandon(r, exc)
+                await r.acharge_in_full(self._why(exc))
             raise
         if not r.closed:
-            r.settlement = await self._aabandon(r, None)
+            await r.acharge_in_full(self._why(None))
 
     def charged(self, model: str, *, max_tokens: int, input_tokens: int | Callable[..., int | tuple[int, bool]],
                 **reserve_kwargs: Any) -> Callable[[F], F]:  # fmt: skip

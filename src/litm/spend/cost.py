@@ -3,9 +3,13 @@
 Worst case (:func:`worst_case`): every prompt token at the highest input-side rate it could be billed
 at (plain input, or a cache write where the provider charges more for writing the cache; no cache-read
 discount), at the long-context tier the prompt falls in, plus ``max_tokens`` output tokens at that tier's
-output rate. When the prompt count is not exact (an approximate tokenizer), the count is first raised by
-a stated margin (:data:`APPROX_MARGIN_PCT`, 15 % by default). The total is rounded up to whole
-micro-dollars. The guarded call must send ``max_tokens``, so the provider cannot bill more output.
+output rate. The prompt count is either a :class:`~litm.models.tokenizers.TokenCount` (what the token
+gate and ``count_request`` return), whose own bound :attr:`~litm.models.tokenizers.TokenCount.upper` is
+used as it is (no second margin), or a bare int with ``input_exact``: an int not stated exact is raised by
+:data:`APPROX_MARGIN`, which IS the tokenizer layer's margin for an approximate count that states none
+(:data:`~litm.models.tokenizers.base.UNSTATED_MARGIN`, 25 %): one policy for the token gate and the cap.
+The total is rounded up to whole micro-dollars. The guarded call must send ``max_tokens``, so the provider
+cannot bill more output.
 
 Actual cost (:func:`price_usage`): the provider's usage, normalised by :func:`usage_from` (OpenAI Chat
 Completions and Responses, Anthropic Messages, plain dicts, litm ``Completion``):
@@ -31,14 +35,27 @@ from datetime import date
 from typing import Any
 
 from litm.errors import PriceUnknownError, SpendRequestError
+from litm.models import Completion
+from litm.models.tokenizers import TokenCount
+from litm.models.tokenizers.base import UNSTATED_MARGIN
 from litm.spend.money import micros_ceil
 from litm.spend.prices import ModelRates, PriceTable, default_table
 
-__all__ = ["APPROX_MARGIN_PCT", "Estimate", "Usage", "price_completion", "price_usage", "usage_from", "worst_case"]
+__all__ = [
+    "APPROX_MARGIN",
+    "Estimate",
+    "Usage",
+    "input_bound",
+    "price_completion",
+    "price_usage",
+    "usage_from",
+    "worst_case",
+]
 
-#: Margin added to an approximate prompt count: litm's approximate counters stay within about 10 % of
-#: the real tokenizers on English and code; 15 % leaves room for other scripts.
-APPROX_MARGIN_PCT = 15
+#: The margin (a fraction) added to a bare-int prompt count that is not stated exact: the tokenizer
+#: layer's own margin for an approximate count that states none, so the cap and the token gate bound the
+#: same prompt alike.
+APPROX_MARGIN = UNSTATED_MARGIN
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,7 @@ class Estimate:
     input_tokens: int
     max_tokens: int
     tier_start: int | None
-    margin_pct: int
+    margin: float
 
 
 def _tokens(value: object, what: str) -> int:
@@ -80,27 +97,56 @@ def _tokens(value: object, what: str) -> int:
     return value
 
 
+def _check_margin(margin: object) -> float:
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 10:
+        raise SpendRequestError(f"margin must be a fraction in [0, 10), such as 0.25, got {margin!r}")
+    return float(margin)
+
+
+def input_bound(input_tokens: int | TokenCount, *, input_exact: bool = False,
+                margin: float = APPROX_MARGIN) -> tuple[int, float]:  # fmt: skip
+    """The most prompt tokens a count can stand for, and the margin that bound carries.
+
+    A :class:`~litm.models.tokenizers.TokenCount` brings its own bound (``upper``; an approximate count
+    that states no margin gets :data:`APPROX_MARGIN`, as the token gate does) and ``input_exact`` is not
+    read. A bare int is exact only when ``input_exact`` says so; otherwise ``margin`` is added, rounded as
+    the tokenizer layer rounds.
+
+    >>> input_bound(TokenCount(1000, False, margin=0.1)), input_bound(1000), input_bound(1000, input_exact=True)
+    ((1100, 0.1), (1250, 0.25), (1000, 0.0))
+    """
+    if isinstance(input_tokens, TokenCount):
+        if input_tokens.exact or input_tokens.margin:
+            return input_tokens.upper, input_tokens.margin
+        input_tokens, input_exact, margin = input_tokens.tokens, False, APPROX_MARGIN
+    counted = _tokens(input_tokens, "input_tokens")
+    if input_exact:
+        return counted, 0.0
+    stated = _check_margin(margin)
+    return TokenCount(counted, False, margin=stated).upper, stated
+
+
 def worst_case(
     rates: ModelRates,
     *,
-    input_tokens: int,
-    input_exact: bool,
+    input_tokens: int | TokenCount,
+    input_exact: bool = False,
     max_tokens: int | None,
     cache_writes: bool = True,
-    margin_pct: int = APPROX_MARGIN_PCT,
+    margin: float = APPROX_MARGIN,
 ) -> Estimate:
     """The most a call with this prompt and ``max_tokens`` can be billed, in micro-dollars (rounded up).
 
-    ``cache_writes=False`` says the request asks for no prompt caching, so cache-write rates (1.25x or 2x
-    the input rate on Anthropic) need not be held.
+    ``input_tokens`` is a :class:`~litm.models.tokenizers.TokenCount` (its bound is used as is) or an int
+    (raised by ``margin`` unless ``input_exact``); see :func:`input_bound`. ``cache_writes=False`` says the
+    request asks for no prompt caching, so cache-write rates (1.25x or 2x the input rate on Anthropic)
+    need not be held.
     """
     if max_tokens is None:
         raise SpendRequestError("max_tokens is required: without it the provider may bill any output length")
     if _tokens(max_tokens, "max_tokens") < 1:
         raise SpendRequestError("max_tokens must be >= 1")
-    counted = _tokens(input_tokens, "input_tokens")
-    margin = 0 if input_exact else _tokens(margin_pct, "margin_pct")
-    charged = counted + -(-counted * margin // 100)
+    charged, margin = input_bound(input_tokens, input_exact=input_exact, margin=margin)
     tier = rates.at(charged)
     tier_start = next((start for start, r in rates.tiers if r is tier), None)
     if tier.output is None:
@@ -158,14 +204,18 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
 
     Anthropic's shape is recognised by its cache fields (``cache_read_input_tokens`` /
     ``cache_creation_input_tokens``) or by ``provider="anthropic"``; then ``input_tokens`` excludes cache
-    tokens and they are added back. A litm ``Completion`` (fields ``input_tokens``, ``output_tokens``,
-    ``cached_tokens``) follows the same rule: its Anthropic backend reports uncached input.
+    tokens and they are added back. A litm :class:`~litm.models.Completion` is read as it is defined,
+    whatever the backend: ``input_tokens`` includes ``cached_tokens`` (reads) and ``cache_write_tokens``.
+    A Completion does not say which cache lifetime was written, so its writes are priced at the dearer
+    one (Anthropic's 1 h rate): a cap may over-charge a write, never under-charge it.
 
     >>> usage_from({"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5})
     Usage(input_tokens=100, output_tokens=5, cache_read_tokens=90, cache_write_tokens=0, cache_write_1h_tokens=0)
     """
     if isinstance(obj, Usage):
         return obj
+    if isinstance(obj, Completion):
+        return Usage(obj.input_tokens, obj.output_tokens, obj.cached_tokens, 0, obj.cache_write_tokens)
     if isinstance(obj, Mapping):
         if "usage" in obj:
             obj = obj["usage"]
@@ -204,8 +254,8 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
 
 def price_completion(completion: Any, *, provider: str | None = None, prices: PriceTable | None = None,
                      on: date | None = None) -> int:  # fmt: skip
-    """What a litm ``Completion`` (or anything with ``model``, ``input_tokens``, ``output_tokens``,
-    ``cached_tokens``) cost, in micro-dollars. ``provider="anthropic"`` reads ``input_tokens`` as uncached.
+    """What a litm :class:`~litm.models.Completion` cost, in micro-dollars, priced by its ``model`` at
+    ``provider`` (its ``input_tokens`` include cache reads and writes, whatever the backend).
 
     >>> from litm.models import Completion
     >>> price_completion(Completion("Paris", 1000, 10, 0.1, "stop", model="gpt-4o-mini"), provider="openai")

@@ -6,6 +6,7 @@ the same table version, date and request context; ``max_tokens`` is what the cal
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from litm.spend.cost import Estimate, price_usage, usage_from
 from litm.spend.ledger.base import ReservationRecord, Settlement
 from litm.spend.money import parse_usd
 from litm.spend.prices import ModelRates
+
+log = logging.getLogger("litm.spend")
 
 
 class Closer(Protocol):
@@ -114,6 +117,19 @@ class Reservation:
     def refund(self) -> Settlement:
         """Release the whole hold: the request was certainly not sent (nothing can have been billed)."""
         self.settlement = self.cap._close(self, 0, refund=True)
+        return self.settlement
+
+    def charge_in_full(self, why: str) -> Settlement:
+        """Charge the whole hold, logged with ``why``: the call may have been billed up to its worst case
+        and nothing says less (an exception after sending, an aborted stream, a response without usage)."""
+        log.warning("call %s %s: charged its full hold", self.key, why)
+        self.settlement = self.cap._close(self, self.amount, refund=False)
+        return self.settlement
+
+    async def acharge_in_full(self, why: str) -> Settlement:
+        """:meth:`charge_in_full` without blocking the event loop."""
+        log.warning("call %s %s: charged its full hold", self.key, why)
+        self.settlement = await self.cap._aclose(self, self.amount, refund=False)
         return self.settlement
 
     async def asettle(self, usage: Any = None, *, cost: Money | None = None) -> Settlement:

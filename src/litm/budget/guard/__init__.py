@@ -7,15 +7,19 @@ over budget, or with ``on_exceed="trim"`` compacted to fit; streaming calls (``s
 ``.stream(...)`` helpers), ``beta`` namespaces and ``with_options(...)`` copies are gated alike. What the
 gate cannot count is refused, never passed through: uncountable content (``previous_response_id``),
 endpoints that may carry prompts it does not know (``allow=`` lets named prompt-free ones through) and
-WebSocket sessions. See :mod:`litm.budget.guard.pipeline` for the steps (and where the spend cap plugs in),
-:mod:`litm.budget.guard.gate` for the decision, :mod:`litm.budget.guard.endpoints` for what is gated.
+WebSocket sessions. ``budget=`` adds a dollar cap (:mod:`litm.budget.guard.spend`): every call reserves its
+worst-case cost on a :class:`~litm.spend.SpendCap` before it is sent and settles its reported usage after.
+See :mod:`litm.budget.guard.pipeline` for the steps, :mod:`litm.budget.guard.gate` for the token decision,
+:mod:`litm.budget.guard.endpoints` for what is gated.
 
-Example (no request leaves the process when the prompt is over budget)::
+Example (no request leaves the process when the prompt is over budget, or its worst case over the cap)::
 
     from openai import OpenAI
     from litm.budget import guard
-    client = guard(OpenAI(), max_input_tokens=8000, tokenizer="openai:gpt-4o-mini")
-    client.chat.completions.create(model="gpt-4o-mini", messages=[...])   # an OpenAI, typed as one
+    from litm.spend import SpendCap
+    cap = SpendCap("spend.db", scopes=["project:acme"])
+    client = guard(OpenAI(), max_input_tokens=8000, tokenizer="openai:gpt-4o-mini", budget=cap)
+    client.chat.completions.create(model="gpt-4o-mini", messages=[...], max_completion_tokens=512)
 """
 
 from __future__ import annotations
@@ -27,10 +31,25 @@ from typing import Any, TypeVar
 from litm.budget.guard import anthropic_sdk, openai_sdk
 from litm.budget.guard.clients import GuardedClient, guarded_copy
 from litm.budget.guard.gate import ON_EXCEED, OnExceed, TokenGate
-from litm.budget.guard.pipeline import Call, Pipeline, Step
-from litm.errors import UnsupportedTypeError
+from litm.budget.guard.pipeline import Attempt, Attempts, Call, Pipeline, Step
+from litm.budget.guard.spend import SpendStep, spend_key
+from litm.errors import InvalidOptionError, UnsupportedTypeError
+from litm.spend import SpendCap
 
-__all__ = ["ON_EXCEED", "Call", "GuardedClient", "OnExceed", "Pipeline", "Step", "TokenGate", "guard"]
+__all__ = [
+    "ON_EXCEED",
+    "Attempt",
+    "Attempts",
+    "Call",
+    "GuardedClient",
+    "OnExceed",
+    "Pipeline",
+    "SpendStep",
+    "Step",
+    "TokenGate",
+    "guard",
+    "spend_key",
+]
 
 C = TypeVar("C")
 
@@ -38,14 +57,16 @@ C = TypeVar("C")
 def guard(
     client: C,
     *,
-    max_input_tokens: int,
+    max_input_tokens: int | None = None,
     tokenizer: Any,
     on_exceed: OnExceed = "raise",
     summarizer: Any = None,
     allow: Iterable[str] = (),
     steps: Sequence[Step] = (),
+    budget: SpendCap | SpendStep | None = None,
 ) -> C:
-    """Return a copy of ``client`` gated by an input-token budget counted with ``tokenizer``.
+    """Return a copy of ``client`` gated by an input-token budget counted with ``tokenizer``, a dollar
+    budget, or both.
 
     ``client`` is an ``openai.OpenAI`` / ``AsyncOpenAI`` (``AzureOpenAI`` too) or ``anthropic.Anthropic`` /
     ``AsyncAnthropic``; the copy has the same type and shares its settings and HTTP client. ``tokenizer``
@@ -58,8 +79,17 @@ def guard(
     (system prompt and latest turn kept, older turns summarised by ``summarizer`` or extractively, tool
     calls never split from their results) into a request the provider accepts, and sends that. ``allow``
     names endpoint paths (``"/embeddings"``, ``"/files"``) that may post without the gate. ``steps`` run
-    after the token gate on every gated call (:class:`Step`: before / after / failed).
+    after the token gate (and the spend step) on every gated call (:class:`Step`: before / after / failed /
+    retrying).
+
+    ``budget`` (a :class:`~litm.spend.SpendCap`, or a :class:`SpendStep` for its options) reserves each
+    call's worst case right after the token gate and settles it from the response's usage; without
+    ``max_input_tokens`` the gate still counts every request, for the reservation. Every gated call must
+    then set its output limit (``max_completion_tokens`` / ``max_tokens``, ``max_output_tokens``). The
+    rules for streams, retries and provider errors are in :mod:`litm.budget.guard.spend`.
     """
+    if max_input_tokens is None and budget is None:
+        raise InvalidOptionError("guard() needs max_input_tokens=, budget= (a litm.spend.SpendCap), or both")
     gate = TokenGate(max_input_tokens, tokenizer, on_exceed, summarizer)
     sdk = openai_sdk.detect(client) or anthropic_sdk.detect(client)
     if sdk is None:
@@ -68,4 +98,8 @@ def guard(
             f"got {type(client).__name__}"
         )
     sdk = dataclasses.replace(sdk, endpoints=sdk.endpoints.allowing(allow))
-    return guarded_copy(client, Pipeline((gate, *steps)), sdk)
+    spend: tuple[Step, ...] = ()
+    if budget is not None:
+        step = budget if isinstance(budget, SpendStep) else SpendStep(budget)
+        spend = (step.for_provider(sdk.provider),)
+    return guarded_copy(client, Pipeline((gate, *spend, *steps)), sdk)

@@ -8,6 +8,11 @@ completions are the SDK's own, and every namespace (``chat``, ``responses``, ``b
 ``request()``, the method through which both SDKs send every HTTP request, so nothing posts a body without
 passing the gate; ``with_options(...)`` and ``copy()`` build ``self.__class__``, so they stay guarded.
 
+The SDK retries inside ``request()``. Two of its per-attempt hooks tell the pipeline about each attempt:
+``_prepare_request`` (called for every attempt, right before it is handed to the HTTP client) counts it on
+``call.attempts`` and, for a retry, first runs the steps' ``retrying`` (which may refuse it), and
+``_sleep_for_retry`` (called while the SDK handles a failed attempt) records how it ended.
+
 WebSocket sessions (Realtime, Responses over WebSocket) do not go through ``request()``; they do prepare
 their connection with the client's ``_prepare_options`` (and ``_refresh_api_key``), which the subclass
 refuses outside a gated request. That keeps the guard fail-closed for them too: the gate cannot see what
@@ -17,10 +22,11 @@ a session will send, so a guarded client does not open one.
 from __future__ import annotations
 
 import abc
+import sys
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar, cast
 
-from litm.budget.guard.pipeline import Call, Pipeline
+from litm.budget.guard.pipeline import Attempt, Call, Pipeline
 from litm.budget.guard.sdk import Sdk, call_of, options_for
 from litm.errors import UngatedRequestError
 
@@ -31,6 +37,33 @@ C = TypeVar("C")
 # True while a gated request is being sent: the SDK prepares its options inside request(), and a WebSocket
 # session prepares them outside it, which is how the two are told apart.
 _SENDING: ContextVar[bool] = ContextVar("litm_guard_sending", default=False)
+# The gated call being sent, and its pipeline: what the SDK's per-attempt hooks report to.
+_IN_FLIGHT: ContextVar[tuple[Pipeline, Call] | None] = ContextVar("litm_guard_in_flight", default=None)
+
+
+def _retry_of() -> tuple[Pipeline, Call, Attempt | None] | None:
+    """The call whose attempt is starting, and the failed attempt it retries (None for the first)."""
+    flight = _IN_FLIGHT.get()
+    if flight is None:
+        return None
+    pipeline, call = flight
+    log = call.attempts
+    failed = (log.failure or Attempt(log.sent)) if log.sent else None
+    return pipeline, call, failed
+
+
+def _started(call: Call) -> None:
+    call.attempts.sent += 1
+    call.attempts.failure = None
+
+
+def _note_failure(response: Any) -> None:
+    # Called by the SDK while it handles the failed attempt: sys.exc_info() is that attempt's error, if any.
+    flight = _IN_FLIGHT.get()
+    if flight is not None:
+        log = flight[1].attempts
+        status = getattr(response, "status_code", None) if response is not None else None
+        log.failure = Attempt(log.sent, status if isinstance(status, int) else None, sys.exc_info()[1])
 
 
 def _refuse_unsent(what: object) -> None:
@@ -67,10 +100,12 @@ def _sync_class(base: type) -> type:
 
             def send(gated: Call | None) -> Any:
                 token = _SENDING.set(True)
+                flight = _IN_FLIGHT.set(None if gated is None else (self.litm_pipeline, gated))
                 try:
                     sent = options if gated is None or call is None else options_for(options, gated, call.body)
                     return sdk_request(cast_to, sent, *args, **kwargs)
                 finally:
+                    _IN_FLIGHT.reset(flight)
                     _SENDING.reset(token)
 
             return send(None) if call is None else self.litm_pipeline.run(call, send)
@@ -78,6 +113,20 @@ def _sync_class(base: type) -> type:
         def _prepare_options(self, options: Any) -> Any:
             _refuse_unsent(options)
             return super()._prepare_options(options)
+
+        def _prepare_request(self, request: Any) -> Any:
+            done = super()._prepare_request(request)
+            retry = _retry_of()
+            if retry is not None:
+                pipeline, gated, failed = retry
+                if failed is not None:
+                    pipeline.retry(gated, failed)
+                _started(gated)
+            return done
+
+        def _sleep_for_retry(self, *args: Any, **kwargs: Any) -> Any:
+            _note_failure(kwargs.get("response"))
+            return super()._sleep_for_retry(*args, **kwargs)
 
         if hasattr(base, "_refresh_api_key"):  # OpenAI's WebSocket sessions refresh the key outside request()
 
@@ -96,10 +145,12 @@ def _async_class(base: type) -> type:
 
             async def send(gated: Call | None) -> Any:
                 token = _SENDING.set(True)
+                flight = _IN_FLIGHT.set(None if gated is None else (self.litm_pipeline, gated))
                 try:
                     sent = options if gated is None or call is None else options_for(options, gated, call.body)
                     return await sdk_request(cast_to, sent, *args, **kwargs)
                 finally:
+                    _IN_FLIGHT.reset(flight)
                     _SENDING.reset(token)
 
             return await send(None) if call is None else await self.litm_pipeline.arun(call, send)
@@ -107,6 +158,20 @@ def _async_class(base: type) -> type:
         async def _prepare_options(self, options: Any) -> Any:
             _refuse_unsent(options)
             return await super()._prepare_options(options)
+
+        async def _prepare_request(self, request: Any) -> Any:
+            done = await super()._prepare_request(request)
+            retry = _retry_of()
+            if retry is not None:
+                pipeline, gated, failed = retry
+                if failed is not None:
+                    await pipeline.aretry(gated, failed)
+                _started(gated)
+            return done
+
+        async def _sleep_for_retry(self, *args: Any, **kwargs: Any) -> Any:
+            _note_failure(kwargs.get("response"))
+            return await super()._sleep_for_retry(*args, **kwargs)
 
         if hasattr(base, "_refresh_api_key"):
 

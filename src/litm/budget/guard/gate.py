@@ -37,15 +37,23 @@ ON_EXCEED: tuple[str, ...] = ("raise", "trim")
 
 
 class TokenGate(Step):
-    """The input-token check: the first step of every guarded call."""
+    """The input-token check: the first step of every guarded call.
+
+    With ``max_input_tokens=None`` the gate only counts (for a spend cap's reservation) and refuses nothing
+    but what it cannot count.
+    """
 
     def __init__(
-        self, max_input_tokens: int, tokenizer: Any, on_exceed: OnExceed = "raise", summarizer: Any = None
+        self, max_input_tokens: int | None, tokenizer: Any, on_exceed: OnExceed = "raise", summarizer: Any = None
     ) -> None:
-        if isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens <= 0:
+        if max_input_tokens is not None and (
+            isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens <= 0
+        ):
             raise InvalidOptionError(f"max_input_tokens must be a positive integer, got {max_input_tokens!r}")
         if on_exceed not in ON_EXCEED:
             raise InvalidOptionError(f"on_exceed must be one of {', '.join(ON_EXCEED)}, got {on_exceed!r}")
+        if on_exceed == "trim" and max_input_tokens is None:
+            raise InvalidOptionError("on_exceed='trim' needs max_input_tokens= (the budget to trim to)")
         self.max_input_tokens = max_input_tokens
         self.counter = as_counter(tokenizer)
         self.on_exceed = on_exceed
@@ -57,7 +65,7 @@ class TokenGate(Step):
         except PromptError as exc:
             raise PromptError(f"{exc}; the guard cannot count this request, so nothing was sent") from exc
         upper = upper_of(count)
-        if upper <= self.max_input_tokens:
+        if self.max_input_tokens is None or upper <= self.max_input_tokens:
             return call.replace(count=count, upper=upper)
         if self.on_exceed == "raise":
             raise ContextBudgetExceeded(

@@ -23,13 +23,15 @@ __all__ = ["Sdk", "call_of", "detect_sdk", "options_for"]
 
 @dataclass(frozen=True)
 class Sdk:
-    """One SDK's facts: its name, its endpoints, whether the client is async, and its "leave out" markers."""
+    """One SDK's facts: its name, its endpoints, whether the client is async, its "leave out" markers, and
+    the provider the client bills through (the price table's name: ``openai``, ``azure``, ``anthropic``)."""
 
     name: str
     endpoints: Endpoints
     is_async: bool
     #: Values the SDK drops from a body when merging ``extra_body`` (its ``Omit`` / ``NotGiven`` types).
     omitted: tuple[type, ...] = ()
+    provider: str = ""
 
 
 def detect_sdk(client: object, name: str, sync_class: str, async_class: str, endpoints: Endpoints) -> Sdk | None:
@@ -39,9 +41,11 @@ def detect_sdk(client: object, name: str, sync_class: str, async_class: str, end
     # The SDKs are optional dependencies: one is imported only for a client that already comes from it.
     module = importlib.import_module(name)
     omitted = (module.Omit, module.NotGiven)
+    # Azure's OpenAI clients subclass OpenAI's and bill at Azure's prices.
+    provider = "azure" if any(c.__name__.startswith(("Azure", "AsyncAzure")) for c in type(client).__mro__) else name
     for class_name, is_async in ((sync_class, False), (async_class, True)):
         if isinstance(client, getattr(module, class_name)):
-            return Sdk(name, endpoints, is_async=is_async, omitted=omitted)
+            return Sdk(name, endpoints, is_async=is_async, omitted=omitted, provider=provider)
     return None
 
 

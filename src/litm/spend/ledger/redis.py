@@ -29,7 +29,10 @@ What Redis does and does not guarantee (read before trusting a dollar cap to it)
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -46,9 +49,18 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.rules import check_hold, exceeded, mismatches, not_set, replay
+from litm.spend.ledger.rules import (
+    check_hold,
+    check_limit,
+    exceeded,
+    mismatches,
+    not_set,
+    replay,
+    sorted_limits,
+    statuses,
+)
 from litm.spend.money import check_micros
-from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name
+from litm.spend.scopes import Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
 
@@ -68,12 +80,26 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _names(csv: str) -> tuple[str, ...]:
+    return tuple(name for name in csv.split(",") if name)
+
+
 def _record(key: str, raw: Any) -> ReservationRecord:
-    rec = json.loads(_text(raw))
+    """A stored record (``redis_lua``'s tab-separated format, or the JSON of earlier development builds)."""
+    text = _text(raw)
+    if text.startswith("{"):
+        rec = json.loads(text)
+        rec.update(ch=",".join(rec["ch"]), k=",".join(rec["k"] or ()))
+    else:
+        tag, *values = text.split("\t", len(lua.RECORD_FIELDS))
+        if tag != "2" or len(values) != len(lua.RECORD_FIELDS):
+            raise LedgerUnavailableError(f"Redis ledger: reservation {key!r} has a record this litm cannot read")
+        rec = dict(zip(lua.RECORD_FIELDS, values, strict=True))
     return ReservationRecord(
-        key=key, chain=tuple(rec["ch"]), counters=tuple(rec["k"] or ()), amount=int(rec["a"]),
+        key=key, chain=_names(rec["ch"]), counters=_names(rec["k"]), amount=int(rec["a"]),
         created=float(rec["t"]), deadline=float(rec["d"]), price_version=rec["v"], model=rec["m"],
-        provider=rec["p"], state=rec["s"], charged=int(rec["c"]), over_hold=bool(rec["o"]), late=bool(rec["l"]),
+        provider=rec["p"], state=rec["s"], charged=int(rec["c"]), over_hold=str(rec["o"]) == "1",
+        late=str(rec["l"]) == "1",
     )  # fmt: skip
 
 
@@ -108,12 +134,16 @@ class _Codec:
                 self.now_arg(), self.sweep_batch, *hold.chain]  # fmt: skip
 
     @staticmethod
-    def reserve_reply(hold: HoldRequest, reply: Sequence[Any]) -> ReservationRecord:
+    def reserve_reply(hold: HoldRequest, reply: Sequence[Any], *, resent: bool = False) -> ReservationRecord:
+        """The reserve script's reply as a record. ``resent``: the script was sent again after a lost reply,
+        so a replay of the same key is this call's own reservation, not an earlier one."""
         tag = _text(reply[0])
         if tag == "ok":
-            return _record(hold.key, reply[1])
+            return ReservationRecord(hold.key, hold.chain, _names(_text(reply[3])), hold.amount, float(reply[1]),
+                                     float(reply[2]), hold.price_version, hold.model, hold.provider)  # fmt: skip
         if tag == "replay":
-            return replay(hold, _record(hold.key, reply[1]))
+            record = replay(hold, _record(hold.key, reply[1]))
+            return dataclasses.replace(record, replayed=False) if resent and record.state == "held" else record
         if tag == "nolimit":
             raise not_set(_text(reply[1]))
         scope, window, wid, limit, settled, held = (_text(x) for x in reply[1:7])
@@ -159,26 +189,56 @@ class RedisLedger(_Codec):
     def __init__(self, url: str, *, hooks: Hooks | None = None, **options: Any) -> None:
         super().__init__(url, **options)
         self._hooks = dict(hooks or {})
-        redis = _redis_module()
+        self._redis = redis = _redis_module()
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._own: list[Any] = []
         with _guard(url):
             self._client = redis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
-            if self._hooks:
+            if self._hooks:  # a crash test kills the process right after sending: the script must be there
                 for script in self._scripts.values():
                     self._client.script_load(script.script)
 
-    def _run(self, name: str, args: Sequence[Any], point: str = "") -> Any:
-        hook = self._hooks.get(point)
+    def _connection(self) -> Any:
+        # The call path keeps one connection per thread (and per process: never across fork()), and talks
+        # to it directly: no pool checkout, retry wrapper or reply callbacks around every script.
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            conn = self._client.connection_pool.make_connection()
+            self._local.conn, self._local.pid = conn, os.getpid()
+            with self._lock:
+                self._own.append(conn)
+        return conn
+
+    def _eval(self, name: str, args: Sequence[Any], point: str = "") -> tuple[Any, bool]:
+        """Run script ``name`` in one round trip; return its reply and whether it had to be sent again.
+
+        A reply lost with the connection is retried once: every script is safe to run twice (the same key
+        replays). A script the server forgot (a restart, SCRIPT FLUSH) is loaded and run again.
+        """
+        script, hook = self._scripts[name], self._hooks.get(point)
+        errors = self._redis.exceptions
+        resent = False
         with _guard(self.url):
-            if hook is None:
-                return self._scripts[name](keys=self.keys, args=list(args))
-            conn = self._client.connection_pool.get_connection()
-            try:
-                conn.send_command("EVALSHA", self._scripts[name].sha, len(self.keys), *self.keys, *args)
-                hook()
-                return conn.read_response()
-            finally:
-                self._client.connection_pool.release(conn)
+            while True:
+                conn = self._connection()
+                try:
+                    conn.send_command("EVALSHA", script.sha, len(self.keys), *self.keys, *args)
+                    if hook is not None:
+                        hook()
+                    return conn.read_response(), resent
+                except errors.NoScriptError:
+                    conn.send_command("SCRIPT", "LOAD", script.script)
+                    conn.read_response()
+                except (errors.ConnectionError, errors.TimeoutError, OSError):
+                    conn.disconnect()
+                    if resent:
+                        raise
+                    resent = True
+
+    def _run(self, name: str, args: Sequence[Any], point: str = "") -> Any:
+        return self._eval(name, args, point)[0]
 
     def now(self) -> float:
         """The ledger's clock: the server's TIME (or the test clock)."""
@@ -186,7 +246,8 @@ class RedisLedger(_Codec):
 
     def reserve(self, hold: HoldRequest) -> ReservationRecord:
         """Hold ``hold.amount`` on every counter of the chain in one script, or write nothing and raise."""
-        return self.reserve_reply(hold, self._run("reserve", self.reserve_args(hold), "reserve:sent"))
+        reply, resent = self._eval("reserve", self.reserve_args(hold), "reserve:sent")
+        return self.reserve_reply(hold, reply, resent=resent)
 
     def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         """Close ``key`` at ``cost`` micro-dollars (once; a second settle is a no-op)."""
@@ -210,9 +271,7 @@ class RedisLedger(_Codec):
         return int(self._run("sweep", [self.now_arg(), max_items]))
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
-        check_scope(scope)
-        check_window(window)
-        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        check_limit(scope, window, micros)
         self._run("set_limit", [scope, window, micros, self.now_arg()])
 
     def remove_limit(self, scope: str, window: Window) -> bool:
@@ -225,18 +284,13 @@ class RedisLedger(_Codec):
         for field, value in raw.items():
             scope, window = _text(field).rsplit("|", 1)
             out.append(Limit(scope, window, int(value)))  # type: ignore[arg-type]
-        return sorted(out, key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))
+        return sorted_limits(out)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         _, daily, monthly = (_text(x) for x in self._run("window_ids", [self.now_arg()]))
-        wids = {"total": "total", "daily": daily, "monthly": monthly}
         counters = self.counters()
-        out = []
-        for lim in self.limits():
-            if scopes is None or lim.scope in scopes:
-                held, settled = counters.get(counter_name(lim.scope, lim.window, wids[lim.window]), (0, 0))
-                out.append(CounterStatus(lim.scope, lim.window, wids[lim.window], lim.micros, settled, held))
-        return out
+        return statuses(self.limits(), scopes, {"total": "total", "daily": daily, "monthly": monthly},
+                        lambda name: counters.get(name, (0, 0)))  # fmt: skip
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled), read in one command."""
@@ -258,7 +312,8 @@ class RedisLedger(_Codec):
                 return
             for entry_id, fields in batch:
                 f = {_text(k): _text(v) for k, v in fields.items()}
-                names = json.loads(f["counters"]) or []
+                # Comma-separated; a JSON list in the events of earlier development builds.
+                names = json.loads(f["counters"]) or [] if f["counters"].startswith("[") else _names(f["counters"])
                 seq = _text(entry_id)
                 yield Event(seq, float(f["ts"]), f["kind"], f["key"],
                             tuple((c, int(f["dh"]), int(f["ds"])) for c in names), f["detail"])  # fmt: skip
@@ -277,8 +332,7 @@ class RedisLedger(_Codec):
         return out
 
     def reset(self, scope: str, window: Window) -> int:
-        check_scope(scope)
-        check_window(window)
+        check_limit(scope, window)
         return int(_text(self._run("reset", [scope, window, self.now_arg()])))
 
     def verify(self) -> list[Mismatch]:
@@ -302,6 +356,11 @@ class RedisLedger(_Codec):
             self._client.delete(*self.keys)
 
     def close(self) -> None:
+        with self._lock:
+            for conn in self._own:
+                conn.disconnect()
+            self._own.clear()
+        self._local = threading.local()
         self._client.close()
 
     def __repr__(self) -> str:

@@ -10,15 +10,16 @@ tests hold both stores to one reference.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from litm.errors import ReservationError, SpendBudgetExceeded, SpendLimitNotSetError, SpendRequestError
-from litm.spend.ledger.base import CounterStatus, HoldRequest, Mismatch, ReservationRecord, Settlement, State
+from litm.spend.ledger.base import CounterStatus, HoldRequest, Limit, Mismatch, ReservationRecord, Settlement, State
 from litm.spend.money import check_micros, format_usd
-from litm.spend.scopes import WINDOWS, check_chain, counter_name
+from litm.spend.scopes import WINDOWS, Window, check_chain, check_scope, check_window, counter_name
 
-__all__ = ["book_reserve", "book_settle", "check_hold", "exceeded", "mismatches", "not_set", "refusal", "replay"]
+__all__ = ["book_reserve", "book_settle", "check_hold", "check_limit", "exceeded", "mismatches", "not_set",
+           "refusal", "replay", "sorted_limits", "statuses"]  # fmt: skip
 
 MAX_KEY = 200
 
@@ -31,6 +32,40 @@ def check_hold(hold: HoldRequest) -> None:
     check_micros(hold.amount, "amount")
     if not isinstance(hold.lease_s, int | float) or not 0 < hold.lease_s <= 7 * 86400:
         raise SpendRequestError(f"lease_s must be in (0, 604800] seconds, got {hold.lease_s!r}")
+    for what, text in (("model", hold.model), ("provider", hold.provider), ("price version", hold.price_version)):
+        # Stores keep these in plain-text records: a control character would split a record.
+        if not isinstance(text, str) or any(ch in text for ch in "\t\n\r"):
+            raise SpendRequestError(f"reservation {what} must be text without tabs or line breaks, got {text!r}")
+
+
+def check_limit(scope: str, window: Window, micros: int | None = None) -> None:
+    """Reject a malformed limit (scope, window and, when given, the amount) before any store is touched."""
+    check_scope(scope)
+    check_window(window)
+    if micros is not None:
+        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+
+
+def sorted_limits(limits: Iterable[Limit]) -> list[Limit]:
+    """Limits in report order: by scope, then total, daily, monthly."""
+    return sorted(limits, key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))
+
+
+def statuses(
+    limits: Iterable[Limit], scopes: Sequence[str] | None, wids: Mapping[str, str],
+    counter: Callable[[str], tuple[int, int]],
+) -> list[CounterStatus]:  # fmt: skip
+    """The current window of every limit (of ``scopes`` when given).
+
+    ``wids`` maps each window to its current id; ``counter`` reads one counter's ``(held, settled)``.
+    """
+    out = []
+    for lim in limits:
+        if scopes is None or lim.scope in scopes:
+            wid = wids[lim.window]
+            held, settled = counter(counter_name(lim.scope, lim.window, wid))
+            out.append(CounterStatus(lim.scope, lim.window, wid, lim.micros, settled, held))
+    return out
 
 
 def _ordered(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[CounterStatus]:

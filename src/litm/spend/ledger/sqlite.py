@@ -4,9 +4,14 @@ Every write is one ``BEGIN IMMEDIATE`` transaction: it takes the database's sing
 reading anything, so two processes can never both read "under budget" and both write. The journal is
 WAL (readers never block the writer); ``synchronous=FULL`` by default, so a committed reservation
 survives a power cut as well as a crash (``NORMAL`` is faster and survives process crashes, not power
-loss). Each transaction appends its event to ``ops`` (append-only, enforced by triggers) together with
-the counter updates, so the counters always equal the event sums. One event moves every counter it
-names by the same ``(d_held, d_settled)``: a reserve, settle or expiry treats the whole chain alike.
+loss). Each transaction appends its event to ``ops`` (append-only, enforced by triggers), and a trigger on
+that insert moves the counters it names, so the counters equal the event sums by construction: no write
+can change one without the other. One event moves every counter it names by the same
+``(d_held, d_settled)``: a reserve, settle or expiry treats the whole chain alike.
+
+The common path is short: a reserve is ``BEGIN IMMEDIATE``, the bounded lease sweep, one read of the
+chain's limits and counters, the reservation insert, the event insert, ``COMMIT``; a settle is ``BEGIN
+IMMEDIATE``, one ``UPDATE ... RETURNING`` of the held reservation, the event insert, ``COMMIT``.
 
 Waiting for the lock: SQLite's own busy handler sleeps in steps of milliseconds, which under
 contention between processes costs more than the transactions themselves; this ledger retries
@@ -48,44 +53,25 @@ from litm.spend.ledger.base import (
     Mismatch,
     ReservationRecord,
     Settlement,
+    State,
 )
-from litm.spend.ledger.rules import book_reserve, book_settle, check_hold, mismatches, refusal, replay
+from litm.spend.ledger.rules import (
+    book_reserve,
+    book_settle,
+    check_hold,
+    check_limit,
+    mismatches,
+    refusal,
+    replay,
+    sorted_limits,
+    statuses,
+)
+from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
-from litm.spend.scopes import WINDOWS, Window, check_scope, check_window, counter_name, window_id
+from litm.spend.money import check_micros
+from litm.spend.scopes import WINDOWS, Window, counter_name, window_id
 
 __all__ = ["SQLiteLedger"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS limits (
-  scope TEXT NOT NULL, window TEXT NOT NULL, micros INTEGER NOT NULL CHECK (micros >= 0),
-  PRIMARY KEY (scope, window)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS counters (
-  name TEXT PRIMARY KEY, scope TEXT NOT NULL, window TEXT NOT NULL, wid TEXT NOT NULL,
-  settled INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS counters_scope ON counters (scope, window, wid);
-CREATE TABLE IF NOT EXISTS reservations (
-  key TEXT PRIMARY KEY, chain TEXT NOT NULL, counters TEXT NOT NULL, amount INTEGER NOT NULL,
-  created REAL NOT NULL, deadline REAL NOT NULL, price_version TEXT NOT NULL, model TEXT NOT NULL,
-  provider TEXT NOT NULL, state TEXT NOT NULL, charged INTEGER NOT NULL DEFAULT 0,
-  over_hold INTEGER NOT NULL DEFAULT 0, late INTEGER NOT NULL DEFAULT 0, closed REAL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS reservations_lease ON reservations (deadline) WHERE state = 'held';
-CREATE TABLE IF NOT EXISTS ops (
-  seq INTEGER PRIMARY KEY, ts REAL NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, counters TEXT NOT NULL,
-  d_held INTEGER NOT NULL, d_settled INTEGER NOT NULL, detail TEXT NOT NULL);
-CREATE TRIGGER IF NOT EXISTS ops_no_update BEFORE UPDATE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS ops_no_delete BEFORE DELETE ON ops BEGIN SELECT RAISE(ABORT, 'ops are append-only'); END;
-"""
-_RES_COLS = (
-    "key, chain, counters, amount, created, deadline, price_version, model, provider, state, charged, over_hold, late"
-)
-
-
-def _record(row: Sequence[Any]) -> ReservationRecord:
-    return ReservationRecord(
-        key=row[0], chain=tuple(json.loads(row[1])), counters=tuple(json.loads(row[2])), amount=row[3],
-        created=row[4], deadline=row[5], price_version=row[6], model=row[7], provider=row[8], state=row[9],
-        charged=row[10], over_hold=bool(row[11]), late=bool(row[12]),
-    )  # fmt: skip
 
 
 class SQLiteLedger:
@@ -118,7 +104,7 @@ class SQLiteLedger:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         with self._write() as conn:
-            for stmt in _SCHEMA.split(";\n"):
+            for stmt in [*SCHEMA.split(";\n"), MOVE_COUNTERS]:
                 if stmt.strip():
                     conn.execute(stmt)
 
@@ -191,36 +177,23 @@ class SQLiteLedger:
     # -- booking --------------------------------------------------------------------------------
 
     @staticmethod
-    def _apply(conn: sqlite3.Connection, ts: float, kind: str, key: str, counters: Sequence[str],
+    def _apply(conn: sqlite3.Connection, ts: float, kind: str, key: str, counters: Sequence[str] | str,
                d_held: int, d_settled: int, detail: str = "") -> None:  # fmt: skip
-        """Append one event and move each of its counters by ``(d_held, d_settled)``, in one transaction."""
+        """Append one event; its trigger moves each of its counters (a list, or their stored JSON text) by
+        ``(d_held, d_settled)`` in the same transaction (a counter's first use creates it)."""
+        names = counters if isinstance(counters, str) else names_json(tuple(counters))
         conn.execute(
             "INSERT INTO ops (ts, kind, key, counters, d_held, d_settled, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (ts, kind, key, json.dumps(list(counters)), d_held, d_settled, detail),
+            (ts, kind, key, names, d_held, d_settled, detail),
         )
-        if not counters:
-            return
-        marks = ",".join("?" * len(counters))
-        done = conn.execute(
-            f"UPDATE counters SET settled = settled + ?, held = held + ? WHERE name IN ({marks})",
-            (d_settled, d_held, *counters),
-        ).rowcount
-        if done != len(counters):  # first use of a window: create its counters
-            for name in counters:
-                scope, window, wid = name.split("|")
-                conn.execute(
-                    "INSERT OR IGNORE INTO counters (name, scope, window, wid, settled, held)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (name, scope, window, wid, d_settled, d_held),
-                )
 
     def _sweep(self, conn: sqlite3.Connection, now: float, max_items: int) -> int:
         rows = conn.execute(
-            f"SELECT {_RES_COLS} FROM reservations WHERE state = 'held' AND deadline <= ? ORDER BY deadline LIMIT ?",
+            f"SELECT {RES_COLS} FROM reservations WHERE state = 'held' AND deadline <= ? ORDER BY deadline LIMIT ?",
             (now, max_items),
         ).fetchall()
         for row in rows:
-            rec = _record(row)
+            rec = record(row)
             conn.execute(
                 "UPDATE reservations SET state = 'expired', charged = amount, closed = ? WHERE key = ?", (now, rec.key)
             )
@@ -232,6 +205,11 @@ class SQLiteLedger:
         with self._write() as conn:
             return self._sweep(conn, self.now(), max_items)
 
+    @staticmethod
+    def _existing(conn: sqlite3.Connection, hold: HoldRequest) -> ReservationRecord | None:
+        row = conn.execute(f"SELECT {RES_COLS} FROM reservations WHERE key = ?", (hold.key,)).fetchone()
+        return None if row is None else replay(hold, record(row))
+
     def reserve(self, hold: HoldRequest) -> ReservationRecord:
         """Hold ``hold.amount`` on every counter of the chain, or write nothing and raise."""
         check_hold(hold)
@@ -239,9 +217,6 @@ class SQLiteLedger:
         with self._write() as conn:
             now = self.now()
             self._sweep(conn, now, self.sweep_batch)
-            row = conn.execute(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (hold.key,)).fetchone()
-            if row is not None:
-                return replay(hold, _record(row))
             marks = ",".join("?" * len(hold.chain))
             rows = conn.execute(
                 "SELECT l.scope, l.window, l.micros, c.settled, c.held FROM limits l LEFT JOIN counters c ON c.name ="
@@ -254,29 +229,53 @@ class SQLiteLedger:
                 for scope, window, micros, settled, held in rows
             ]
             refused = refusal(hold, current)
-            if refused is None:
-                counters = book_reserve(hold, current)
-                conn.execute(
-                    f"INSERT INTO reservations ({_RES_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'held', 0, 0, 0)",
-                    (hold.key, json.dumps(hold.chain), json.dumps(counters), hold.amount, now, now + hold.lease_s,
+            if refused is not None:
+                # A retried reserve that was booked before is a replay, even once the budget is full.
+                existing = self._existing(conn, hold)
+                if existing is not None:
+                    return existing
+            else:
+                counters = tuple(book_reserve(hold, current))
+                names = names_json(counters)
+                # The key's first use inserts; a retried reserve conflicts and replays, having moved nothing.
+                inserted = conn.execute(
+                    f"INSERT INTO reservations ({RES_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'held', 0, 0, 0)"
+                    " ON CONFLICT (key) DO NOTHING",
+                    (hold.key, names_json(hold.chain), names, hold.amount, now, now + hold.lease_s,
                      hold.price_version, hold.model, hold.provider),
-                )  # fmt: skip
-                self._apply(conn, now, "reserve", hold.key, counters, hold.amount, 0)
+                ).rowcount  # fmt: skip
+                existing = None if inserted else self._existing(conn, hold)
+                if existing is not None:
+                    return existing
+                self._apply(conn, now, "reserve", hold.key, names, hold.amount, 0)
                 self._hook("reserve:in_txn")
-                result = ReservationRecord(hold.key, hold.chain, tuple(counters), hold.amount, now, now + hold.lease_s,
-                                     hold.price_version, hold.model, hold.provider)  # fmt: skip
+                result = ReservationRecord(hold.key, hold.chain, counters, hold.amount, now, now + hold.lease_s,
+                                           hold.price_version, hold.model, hold.provider)  # fmt: skip
         if refused is not None:
             raise refused  # after COMMIT: the sweep above is kept even when this reserve is refused
         return result
 
     def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         """Close ``key`` at ``cost`` micro-dollars (once; a second settle is a no-op)."""
+        check_micros(cost, "cost")
+        state: State = "refunded" if refund else "settled"
         with self._write() as conn:
             now = self.now()
-            row = conn.execute(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,)).fetchone()
+            # The common case, a held reservation, in one statement; anything else is read and booked below.
+            held = conn.execute(
+                "UPDATE reservations SET state = ?, charged = ?, over_hold = (? > amount), late = 0, closed = ?"
+                " WHERE key = ? AND state = 'held' RETURNING counters, amount",
+                (state, cost, cost, now, key),
+            ).fetchone()
+            if held is not None:
+                names, amount = held
+                self._apply(conn, now, "refund" if refund else "settle", key, names, -amount, cost)
+                self._hook("settle:in_txn")
+                return Settlement(key, state, amount, cost, over_hold=cost > amount)
+            row = conn.execute(f"SELECT {RES_COLS} FROM reservations WHERE key = ?", (key,)).fetchone()
             if row is None:
                 raise ReservationError(f"unknown reservation key {key!r}")
-            rec = _record(row)
+            rec = record(row)
             outcome, delta = book_settle(rec, cost, refund=refund)
             if not outcome.replayed:
                 conn.execute(
@@ -290,24 +289,22 @@ class SQLiteLedger:
 
     def get(self, key: str) -> ReservationRecord | None:
         """The stored reservation ``key``, or None."""
-        rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE key = ?", (key,))
-        return _record(rows[0]) if rows else None
+        rows = self._read(f"SELECT {RES_COLS} FROM reservations WHERE key = ?", (key,))
+        return record(rows[0]) if rows else None
 
     def reservations(self, state: str | None = None) -> list[ReservationRecord]:
         """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
         if state is None:
-            rows = self._read(f"SELECT {_RES_COLS} FROM reservations")
+            rows = self._read(f"SELECT {RES_COLS} FROM reservations")
         else:
-            rows = self._read(f"SELECT {_RES_COLS} FROM reservations WHERE state = ?", (state,))
-        return [_record(row) for row in rows]
+            rows = self._read(f"SELECT {RES_COLS} FROM reservations WHERE state = ?", (state,))
+        return [record(row) for row in rows]
 
     # -- limits and reports ------------------------------------------------------------------------
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
         """Set (or replace) the limit of ``scope`` for ``window``; logged as an event."""
-        check_scope(scope)
-        check_window(window)
-        check_hold(HoldRequest("limit", (scope,), micros, 1.0))
+        check_limit(scope, window, micros)
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO limits (scope, window, micros) VALUES (?, ?, ?) "
@@ -327,21 +324,17 @@ class SQLiteLedger:
     def limits(self) -> list[Limit]:
         """Every limit, sorted by scope and window."""
         rows = self._read("SELECT scope, window, micros FROM limits")
-        return sorted((Limit(scope, window, micros) for scope, window, micros in rows),
-                      key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))  # fmt: skip
+        return sorted_limits(Limit(scope, window, micros) for scope, window, micros in rows)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         """The current window of every limit (of ``scopes`` when given)."""
         now = self.now()
-        out = []
-        for lim in self.limits():
-            if scopes is not None and lim.scope not in scopes:
-                continue
-            wid = window_id(lim.window, now)
-            name = counter_name(lim.scope, lim.window, wid)
-            got = self._read("SELECT settled, held FROM counters WHERE name = ?", (name,))
-            out.append(CounterStatus(lim.scope, lim.window, wid, lim.micros, *(got[0] if got else (0, 0))))
-        return out
+
+        def counter(name: str) -> tuple[int, int]:
+            got = self._read("SELECT held, settled FROM counters WHERE name = ?", (name,))
+            return (int(got[0][0]), int(got[0][1])) if got else (0, 0)
+
+        return statuses(self.limits(), scopes, {w: window_id(w, now) for w in WINDOWS}, counter)
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled)."""
@@ -368,8 +361,7 @@ class SQLiteLedger:
 
         Written as a compensating event, so the log still sums to the counters.
         """
-        check_scope(scope)
-        check_window(window)
+        check_limit(scope, window)
         with self._write() as conn:
             now = self.now()
             name = counter_name(scope, window, window_id(window, now))
