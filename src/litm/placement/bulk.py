@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, methodcaller
-from typing import Any
+from typing import Any, cast
 
 from litm.placement.documents import Doc, reader_of
 
@@ -43,10 +43,15 @@ _get_score = methodcaller("get", "score")
 _get_metadata = methodcaller("get", "metadata")
 _get_meta = methodcaller("get", "meta")
 
-#: ``_UNCLEAN``: the checks could not clear the list (the full path decides); else the scores by input
-#: index (``None`` entries for unscored items), or ``None`` when no item has a score.
-_UNCLEAN: Any = object()
+
+class _Unclean:
+    """What a check returns when it cannot clear the list (the full path decides)."""
+
+
+_UNCLEAN = _Unclean()
+#: The scores by input index (``None`` entries for unscored items), or ``None`` when no item has a score.
 Scores = list[float | None] | None
+Checked = Scores | _Unclean
 
 
 @dataclass(frozen=True)
@@ -66,11 +71,11 @@ def _finite_floats(scores: list[Any]) -> bool:
     return set(map(type, scores)) == {float} and all(map(math.isfinite, scores))
 
 
-def _strings(items: Sequence[Any], n: int) -> Scores:
+def _strings(items: Sequence[Any], n: int) -> Checked:
     return None  # default ids doc-1, doc-2, ... are unique; no scores
 
 
-def _docs(items: Sequence[Any], n: int) -> Scores:
+def _docs(items: Sequence[Any], n: int) -> Checked:
     # A Doc validated its fields when it was made, and it is frozen.
     if len(set(map(_id, items))) != n:
         return _UNCLEAN
@@ -78,14 +83,14 @@ def _docs(items: Sequence[Any], n: int) -> Scores:
     return None if scores.count(None) == n else scores
 
 
-def _mapping_scores(maps: list[Any], n: int) -> Scores:
+def _mapping_scores(maps: Sequence[Any], n: int) -> Checked:
     if all(map(_SCORE_KEYS.isdisjoint, maps)):
         return None
     scores = list(map(_get_score, maps))
     return scores if _finite_floats(scores) else _UNCLEAN
 
 
-def _langchain(items: Sequence[Any], n: int) -> Scores:
+def _langchain(items: Sequence[Any], n: int) -> Checked:
     try:
         texts, ids, metas = list(map(_page_content, items)), list(map(_id, items)), list(map(_metadata, items))
     except AttributeError:  # an older langchain-core without Document.id: the full path reads it
@@ -100,7 +105,7 @@ def _langchain(items: Sequence[Any], n: int) -> Scores:
     return _mapping_scores(metas, n)
 
 
-def _dicts(items: Sequence[Any], n: int) -> Scores:
+def _dicts(items: Sequence[Any], n: int) -> Checked:
     if set(map(type, map(_get_text, items))) != {str}:
         return _UNCLEAN  # no "text" key (the full path reads content / page_content), or not a string
     if not all(map(_META_KEYS.isdisjoint, items)):
@@ -116,7 +121,7 @@ def _dicts(items: Sequence[Any], n: int) -> Scores:
     return _mapping_scores(items, n)
 
 
-_CHECKS: dict[str, Callable[[Sequence[Any], int], Scores]] = {
+_CHECKS: dict[str, Callable[[Sequence[Any], int], Checked]] = {
     "str": _strings,
     "doc": _docs,
     "mapping": _dicts,
@@ -142,13 +147,15 @@ def quick_rank(
         check = _CHECKS.get(kind) if kind is not None and (kind != "mapping" or dict in kinds) else None
         if check is None or (kind == "doc" and Doc not in kinds):
             return None
-        scores = check(items, n)
-        if scores is _UNCLEAN:
+        checked = check(items, n)
+        if isinstance(checked, _Unclean):
             return None
+        scores = checked
     if rank_by == "score":
         if scores is None or None in scores:
             return None  # the full path names the first item without a score
-        kept = sorted(range(n), key=scores.__getitem__, reverse=higher_is_better)  # stable: ties keep input order
+        given = cast(list[float], scores)  # no None in it: checked just above
+        kept = sorted(range(n), key=given.__getitem__, reverse=higher_is_better)  # stable: ties keep input order
     else:
         kept = list(range(n))
     if top_k is not None and n > top_k:

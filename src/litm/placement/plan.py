@@ -89,6 +89,10 @@ class PlacementPlan:
     strategy: str
     items: tuple[Any, ...]
     note: str | None
+    _slots: tuple[SlotInfo, ...]
+    _dropped: tuple[Dropped, ...]
+    _profile_name: str | None
+    _explain: Explainer | None
 
     def __init__(
         self,
@@ -193,9 +197,7 @@ class PlacementPlan:
             "profile": self.profile_name,
             "note": self.note,
             "slots": [s.to_dict() for s in self.slots],
-            "dropped": [
-                {"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped
-            ],
+            "dropped": [{"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped],
         }
 
     def to_json(self, **kwargs: Any) -> str:
