@@ -167,6 +167,17 @@ def api_bills(args: argparse.Namespace, adaptive_rows: list[dict[str, Any]]) -> 
     return result
 
 
+def api_only(args: argparse.Namespace) -> None:
+    """Price the three designs again (other ``--api-lengths``) from the embedded runs already in ``--out``."""
+    rows = [json.loads(line) for line in (args.out / "runs" / "adaptive" / "results.jsonl").read_text().splitlines()]
+    print(f"billed cost for an API model at lengths {args.api_lengths} (token accounting; no API call):")
+    bills = api_bills(args, [r for r in rows if r["kind"] == "trial"])
+    path = args.out / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary.setdefault("api_by_lengths", {})[args.api_lengths] = bills
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="local")
@@ -177,7 +188,13 @@ def main() -> None:
     ap.add_argument("--api-lengths", default="1024,2048,4096")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", type=Path, default=Path("litm-out/bench-probe-cost"))
+    ap.add_argument(
+        "--api-only", action="store_true", help="only the API bills, from the adaptive run already in --out"
+    )
     args = ap.parse_args()
+    if args.api_only:
+        api_only(args)
+        return
     started = datetime.now(UTC).isoformat(timespec="seconds")
     load = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
     print(f"model {args.model}; {platform.machine()}, {os.cpu_count()} CPU cores; started {started}")
