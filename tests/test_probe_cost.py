@@ -64,7 +64,9 @@ def test_trie_schedule_gives_the_cold_prompts_and_answers_under_aligned_reuse(tm
     assert trie.prefill is not None and cold.prefill is not None
     assert trie.prefill_tokens < cold.prefill_tokens == cold.input_tokens
     assert trie.prefill.scheduled == trie.prefill_tokens  # the account predicts what llama.cpp evaluated
-    assert trie.prefill.floor <= trie.prefill_tokens <= trie.prefill.naive == cold.input_tokens
+    # The exact minimum bounds it; the floor formula is approximate (depth-0 needles share across lengths).
+    assert trie.prefill.trie <= trie.prefill_tokens <= trie.prefill.naive == cold.input_tokens
+    assert abs(trie.prefill_tokens - trie.prefill.floor) <= 0.1 * trie.prefill.floor
 
 
 # -- stopping rule --------------------------------------------------------------------------------
