@@ -14,8 +14,10 @@ version as deprecated, and its newest models reject a temperature under it too.
 
 Usage is normalised: ``Completion.input_tokens`` counts every input token, cache reads and writes included
 (Anthropic reports ``input_tokens`` without them), ``cached_tokens`` the cache reads and
-``cache_write_tokens`` the cache writes. Retries with exponential backoff on connection errors, 408, 409,
-429 and 5xx are the SDK's (``max_retries``).
+``cache_write_tokens`` the cache writes. ``complete(..., cache_at=[offsets])`` on a string prompt sends
+it as text blocks cut at those offsets, each block that ends at one marked ``cache_control: ephemeral``
+(at most four), so Anthropic caches those prefixes (the probe marks the prefixes its prompts share).
+Retries with exponential backoff on connection errors, 408, 409, 429 and 5xx are the SDK's (``max_retries``).
 
 Token counts use Anthropic's ``count_tokens`` endpoint when a key is configured (exact, chat overhead
 included; it sends the text to Anthropic, like a request would), otherwise the script-aware estimate with
@@ -30,6 +32,7 @@ to count it.
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -49,6 +52,8 @@ CLAUDE_CONTEXT_WINDOW = 200_000
 #: The request fields the ``count_tokens`` endpoint takes (everything that is billed as input).
 _COUNTED_FIELDS = ("system", "messages", "tools", "tool_choice", "thinking")
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+#: Cache breakpoints (``cache_control`` blocks) the Messages API accepts in one request.
+MAX_CACHE_BREAKPOINTS = 4
 #: The API version under which the Messages API still takes ``temperature``.
 SAMPLING_API_VERSION = "2023-06-01"
 
@@ -232,7 +237,10 @@ class AnthropicModel(SdkModel):
         if isinstance(request.prompt, str):  # _native makes every prompt a message list
             raise PromptError("the Messages API takes messages; a string prompt is sent as one user message")
         system, turns = split_system(request.prompt)
-        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": turns}
+        messages: list[dict[str, Any]] = list(turns)
+        if request.cache_at:
+            messages = [_with_breakpoints(turns[0], request.cache_at)]  # a string prompt is one user turn
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": messages}
         if system is not None:
             kwargs["system"] = system
         if request.stop:
@@ -265,6 +273,27 @@ class AnthropicModel(SdkModel):
             cache_write_tokens=written,
             sampled=not (sends_temperature and request.greedy),
         )
+
+
+def _with_breakpoints(turn: Mapping[str, str], offsets: Sequence[int]) -> dict[str, Any]:
+    """The turn's text as content blocks cut at ``offsets``, each block that ends at one marked for caching.
+
+    >>> _with_breakpoints({"role": "user", "content": "abcdef"}, (2,))["content"]
+    [{'type': 'text', 'text': 'ab', 'cache_control': {'type': 'ephemeral'}}, {'type': 'text', 'text': 'cdef'}]
+    """
+    if len(offsets) > MAX_CACHE_BREAKPOINTS:
+        raise InvalidOptionError(
+            f"Anthropic takes at most {MAX_CACHE_BREAKPOINTS} cache breakpoints a request, got {len(offsets)}"
+        )
+    text = turn["content"]
+    cuts = [0, *offsets, len(text)]
+    blocks: list[dict[str, Any]] = []
+    for i, (a, b) in enumerate(itertools.pairwise(cuts)):
+        block: dict[str, Any] = {"type": "text", "text": text[a:b]}
+        if i < len(offsets):
+            block["cache_control"] = {"type": "ephemeral"}
+        blocks.append(block)
+    return {"role": turn["role"], "content": blocks}
 
 
 def _accepts(fn: Any, name: str) -> bool:

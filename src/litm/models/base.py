@@ -82,7 +82,9 @@ class GenerationRequest:
     """One validated request in the model's native form: what :meth:`Model._generate` receives.
 
     ``prompt`` is a completion string or checked chat messages (see :meth:`Model.render`); ``stop``
-    holds the non-empty stop sequences.
+    holds the non-empty stop sequences; ``cache_at`` the caller's prompt-cache breakpoints (character
+    offsets into a string prompt, increasing), which a backend with explicit prompt caching honours and
+    every other backend ignores.
     """
 
     prompt: NativePrompt
@@ -90,6 +92,7 @@ class GenerationRequest:
     stop: tuple[str, ...] = ()
     temperature: float = 0.0
     seed: int = 0
+    cache_at: tuple[int, ...] = ()
 
     @property
     def greedy(self) -> bool:
@@ -125,6 +128,21 @@ def _check_sampling(stop: Sequence[str] | str | None, temperature: float, seed: 
         if not isinstance(s, str):
             raise InvalidOptionError(f"stop sequences must be strings, got {s!r}")
     return tuple(s for s in stops if s)
+
+
+def _check_cache_at(cache_at: Sequence[int], prompt: PromptLike) -> tuple[int, ...]:
+    """Cache breakpoints: increasing character offsets strictly inside a string prompt."""
+    points = tuple(cache_at)
+    if not points:
+        return ()
+    if not isinstance(prompt, str):
+        raise InvalidOptionError("cache_at takes offsets into a string prompt; this prompt is not a string")
+    for p in points:
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 < p < len(prompt):
+            raise InvalidOptionError(f"cache_at offsets must be integers in [1, {len(prompt) - 1}], got {p!r}")
+    if list(points) != sorted(set(points)):
+        raise InvalidOptionError(f"cache_at offsets must be increasing, got {list(points)}")
+    return points
 
 
 class Model(ABC):
@@ -188,16 +206,21 @@ class Model(ABC):
         stop: Sequence[str] | None = None,
         temperature: float = 0.0,
         seed: int = 0,
+        cache_at: Sequence[int] = (),
     ) -> Completion:
         """Answer ``prompt`` (a completion string, chat messages or a built :class:`litm.Prompt`) with at
         most ``max_tokens`` tokens; greedy when ``temperature`` is 0.
 
+        ``cache_at`` (a string prompt only) asks a provider with explicit prompt caching (Anthropic) to
+        cache the prompt's prefixes ending at these character offsets; other backends ignore it.
         Raises :class:`~litm.errors.InvalidOptionError` for a bad ``max_tokens``, ``stop``,
-        ``temperature`` or ``seed`` and :class:`~litm.errors.PromptError` for a prompt this model cannot take.
+        ``temperature``, ``seed`` or ``cache_at`` and :class:`~litm.errors.PromptError` for a prompt this
+        model cannot take.
         """
         limit = check_max_tokens(max_tokens)
         stops = _check_sampling(stop, temperature, seed)
-        request = GenerationRequest(self.render(prompt), limit, stops, float(temperature), seed)
+        points = _check_cache_at(cache_at, prompt)
+        request = GenerationRequest(self.render(prompt), limit, stops, float(temperature), seed, points)
         return self._generate(request)
 
     @abstractmethod

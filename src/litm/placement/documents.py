@@ -22,7 +22,7 @@ from typing import Any
 
 from litm.errors import InvalidDocumentError, InvalidScoreError
 
-__all__ = ["Doc", "to_doc", "to_docs"]
+__all__ = ["Doc", "reader_of", "to_doc", "to_docs"]
 
 # Keys read from a mapping, in order of preference; anything else lands in metadata.
 _TEXT_KEYS = ("text", "content", "page_content")
@@ -237,6 +237,31 @@ def _read(item: object, index: int | None) -> Doc:
     return reader(item, index)
 
 
+def reader_of(item: object) -> str | None:
+    """Which reader :func:`to_doc` uses for ``item``'s type: ``str``, ``doc``, ``mapping``, ``langchain``,
+    or None for the others (pairs, LlamaIndex and Haystack objects, and what it cannot read at all).
+
+    >>> reader_of("text"), reader_of({"text": "t"}), reader_of(("text", 0.5))
+    ('str', 'mapping', None)
+    """
+    kind = type(item)
+    if kind is str:
+        return "str"
+    if kind is dict:
+        return "mapping"
+    if isinstance(item, (tuple, list)) or item is None:
+        return None
+    reader = _READERS.get(kind)
+    if reader is None:
+        try:
+            reader = _reader_for(item, None)
+        except InvalidDocumentError:
+            return None
+        if len(_READERS) < _MAX_READERS:
+            _READERS[kind] = reader
+    return _READER_NAMES.get(reader)
+
+
 def _reader_for(item: object, index: int | None) -> Callable[[Any, int | None], Doc]:
     """The reader of ``item``'s shape, or :class:`~litm.errors.InvalidDocumentError` for none."""
     if item is None:
@@ -317,6 +342,12 @@ def _from_haystack(item: Any, index: int | None) -> Doc:
 #: Readers by the exact type of the items they read; bounded, as a program meets few document types.
 _READERS: dict[type, Callable[[Any, int | None], Doc]] = {}
 _MAX_READERS = 64
+_READER_NAMES: dict[Callable[[Any, int | None], Doc], str] = {
+    _from_doc: "doc",
+    _from_str: "str",
+    _from_mapping: "mapping",
+    _from_langchain: "langchain",
+}
 
 
 def _from_node(node: Any, score: float | None, index: int | None) -> Doc:

@@ -17,14 +17,14 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Any
 
 from litm.placement.documents import Doc
 from litm.placement.ranking import Dropped
 
-__all__ = ["PlacementPlan", "SlotInfo"]
+__all__ = ["Explainer", "PlacementPlan", "SlotInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,10 @@ class SlotInfo:
         }
 
 
-@dataclass(frozen=True)
+#: What a deferred plan calls once, on first use: its ``(slots, dropped, profile_name)``.
+Explainer = Callable[[], tuple[tuple[SlotInfo, ...], tuple[Dropped, ...], str | None]]
+
+
 class PlacementPlan:
     """Placed items plus a per-slot explanation; JSON-serialisable via :meth:`to_dict`.
 
@@ -74,22 +77,107 @@ class PlacementPlan:
     values, ``dropped`` what ranking removed (duplicates, beyond ``top_k``) with reasons, and
     ``note`` a remark on the whole plan (for example "below min_docs: rank order kept"). ``list(plan)``
     or ``list(plan.items)`` gives a list for APIs that want one.
+
+    A plan is a frozen value (it compares, hashes and pickles by its fields; ``items`` take no part in the
+    hash). ``place()`` computes the explanation (``slots``, ``dropped``, ``profile_name``) when it is first
+    asked for, not on every call: it reads the items then, so an item changed after placing is explained
+    as it is at that moment (the order, ``items`` and ``note`` are fixed when the plan is made).
     """
 
-    strategy: str
-    slots: tuple[SlotInfo, ...]
-    items: tuple[Any, ...] = field(hash=False)
-    dropped: tuple[Dropped, ...] = ()
-    note: str | None = None
-    profile_name: str | None = None
+    __slots__ = ("_dropped", "_explain", "_profile_name", "_slots", "items", "note", "strategy")
 
-    def __post_init__(self) -> None:
-        # Any sequence is accepted, but the frozen plan keeps a tuple, so nobody can reorder it in place.
-        if not isinstance(self.items, tuple):
-            object.__setattr__(self, "items", tuple(self.items))
+    strategy: str
+    items: tuple[Any, ...]
+    note: str | None
+    _slots: tuple[SlotInfo, ...]
+    _dropped: tuple[Dropped, ...]
+    _profile_name: str | None
+    _explain: Explainer | None
+
+    def __init__(
+        self,
+        strategy: str,
+        slots: Sequence[SlotInfo],
+        items: Sequence[Any] = (),
+        dropped: Sequence[Dropped] = (),
+        note: str | None = None,
+        profile_name: str | None = None,
+    ) -> None:
+        # Any sequence is accepted, but the frozen plan keeps tuples, so nobody can reorder it in place.
+        init = object.__setattr__
+        init(self, "strategy", strategy)
+        init(self, "items", items if isinstance(items, tuple) else tuple(items))
+        init(self, "note", note)
+        init(self, "_slots", tuple(slots))
+        init(self, "_dropped", tuple(dropped))
+        init(self, "_profile_name", profile_name)
+        init(self, "_explain", None)
+
+    @classmethod
+    def deferred(cls, strategy: str, items: tuple[Any, ...], note: str | None, explain: Explainer) -> PlacementPlan:
+        """A plan whose ``(slots, dropped, profile_name)`` ``explain()`` computes on first use."""
+        plan = object.__new__(cls)
+        init = object.__setattr__
+        init(plan, "strategy", strategy)
+        init(plan, "items", items)
+        init(plan, "note", note)
+        init(plan, "_slots", ())
+        init(plan, "_dropped", ())
+        init(plan, "_profile_name", None)
+        init(plan, "_explain", explain)
+        return plan
+
+    def _resolved(self) -> PlacementPlan:
+        explain = self._explain
+        if explain is not None:
+            slots, dropped, name = explain()
+            init = object.__setattr__
+            init(self, "_slots", slots)
+            init(self, "_dropped", dropped)
+            init(self, "_profile_name", name)
+            init(self, "_explain", None)
+        return self
+
+    @property
+    def slots(self) -> tuple[SlotInfo, ...]:
+        return self._resolved()._slots
+
+    @property
+    def dropped(self) -> tuple[Dropped, ...]:
+        return self._resolved()._dropped
+
+    @property
+    def profile_name(self) -> str | None:
+        return self._resolved()._profile_name
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.strategy, self.slots, self.dropped, self.note, self.profile_name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlacementPlan):
+            return NotImplemented
+        return self._key() == other._key() and self.items == other.items
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"PlacementPlan(strategy={self.strategy!r}, slots={self.slots!r}, items={self.items!r}, "
+            f"dropped={self.dropped!r}, note={self.note!r}, profile_name={self.profile_name!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PlacementPlan, (self.strategy, self.slots, self.items, self.dropped, self.note, self.profile_name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __len__(self) -> int:
-        return len(self.slots)
+        return len(self.items)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.items)
@@ -109,9 +197,7 @@ class PlacementPlan:
             "profile": self.profile_name,
             "note": self.note,
             "slots": [s.to_dict() for s in self.slots],
-            "dropped": [
-                {"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped
-            ],
+            "dropped": [{"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped],
         }
 
     def to_json(self, **kwargs: Any) -> str:

@@ -170,8 +170,26 @@ class PositionProfile:
                 out.append(Fraction(a * m + b * i, d * m))
         return out
 
+    def cache(self, name: str) -> dict[Any, Any]:
+        """A dict kept with this profile for results that depend on it alone (not part of its value).
+
+        A profile is frozen, so what is derived from it (slot weights and orders for each ``n``) is
+        computed once per profile object and reused; equality, hashing and the JSON form ignore it.
+        """
+        caches: dict[str, dict[Any, Any]] = self.__dict__.setdefault("_caches", {})
+        return caches.setdefault(name, {})
+
     def slot_weights(self, n: int) -> list[float]:
         """Weights of ``n`` equally spaced slots, as floats (for reports; ordering uses exact weights)."""
+        cached = self.cache("slot-weights")
+        weights = cached.get(n)
+        if weights is None:
+            weights = tuple(self._slot_weights(n))
+            if len(cached) < 1024:
+                cached[n] = weights
+        return list(weights)
+
+    def _slot_weights(self, n: int) -> list[float]:
         if n <= 0:
             return []
         xs = [x for x, _ in self.points]
@@ -190,12 +208,18 @@ class PositionProfile:
 
     def slot_preference(self, n: int) -> list[int]:
         """Slot indices from most to least preferred (highest weight first, ties by ``tie_break``)."""
+        cached = self.cache("slot-preference")
+        if n in cached:
+            return list(cached[n])
         weights = self.exact_slot_weights(n)
         direction = -1 if self.tie_break == "end" else 1
         # Compare by the correctly rounded float first and by the exact value only when the floats tie:
         # rounding keeps order (a < b implies float(a) <= float(b)), so the result is the exact order, and
         # the slow Fraction comparison runs only for real or near ties.
-        return sorted(range(n), key=lambda i: (-float(weights[i]), -weights[i], direction * i))
+        preference = sorted(range(n), key=lambda i: (-float(weights[i]), -weights[i], direction * i))
+        if len(cached) < 1024:
+            cached[n] = tuple(preference)
+        return preference
 
     # -- persistence ----------------------------------------------------------------------------
 

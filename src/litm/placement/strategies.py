@@ -27,8 +27,20 @@ from litm.placement.strategy import Strategy
 
 __all__ = ["Edges", "LangChainOrder", "ProfileOrder", "Pyramid", "RandomOrder", "RankOrder", "Reverse"]
 
+# Validated orders of the built-ins, by class and n: their arrange() depends on n alone. A subclass (which
+# may override arrange) is not in here, so its orders are checked on every call.
+_ORDERS: dict[type, dict[int, tuple[int, ...]]] = {}
 
-class RankOrder(Strategy):
+
+class _FixedOrder(Strategy):
+    """A built-in whose order depends on ``n`` alone, so it is computed and checked once per ``n``."""
+
+    def _order_cache(self) -> dict[int, tuple[int, ...]] | None:
+        kind = type(self)
+        return _ORDERS.setdefault(kind, {}) if kind in _FIXED else None
+
+
+class RankOrder(_FixedOrder):
     """Rank order, best first (``none``): what the retriever returned."""
 
     name = "none"
@@ -44,7 +56,7 @@ class RankOrder(Strategy):
         return "kept in rank order"
 
 
-class Reverse(Strategy):
+class Reverse(_FixedOrder):
     """Reverse rank order, best last (``reverse``), right before the question."""
 
     name = "reverse"
@@ -60,7 +72,7 @@ class Reverse(Strategy):
         return "best last, next to the question" if rank == 1 else "reverse rank order"
 
 
-class Edges(Strategy):
+class Edges(_FixedOrder):
     """Odd-even edge order: rank 1 first, rank 2 last, the weakest in the middle, for every ``n``."""
 
     name = "edges"
@@ -82,7 +94,7 @@ class Edges(Strategy):
         return "odd rank, filled from the start" if rank % 2 else "even rank, filled from the end"
 
 
-class Pyramid(Strategy):
+class Pyramid(_FixedOrder):
     """Bi-directional inverted pyramid: rank 1 last (next to the question), rank 2 first."""
 
     name = "pyramid"
@@ -100,7 +112,7 @@ class Pyramid(Strategy):
         return "odd rank, filled from the end inward" if rank % 2 else "even rank, filled from the start inward"
 
 
-class LangChainOrder(Strategy):
+class LangChainOrder(_FixedOrder):
     """Exactly LangChain's ``LongContextReorder``: pyramid for even ``n``, edges for odd, for every ``n``.
 
     Kept for users migrating, who need identical prompts; note its rank 1 flips ends with parity. It has
@@ -146,6 +158,10 @@ class ProfileOrder(Strategy):
             order[slot] = r
         return order
 
+    def _order_cache(self) -> dict[int, tuple[int, ...]] | None:
+        # Kept on the profile (a frozen value), so a profile reused across calls orders each n once.
+        return self.profile.cache("profile-order") if type(self) is ProfileOrder else None
+
     def why(self, rank: int, slot: int, n: int) -> str:
         label = self.profile.name or "measured"
         return f"{_ordinal(rank)}-highest weight slot in the {label} profile"
@@ -171,11 +187,20 @@ class RandomOrder(Strategy):
         _random.Random(self.seed).shuffle(order)
         return order
 
+    def _order_cache(self) -> dict[int, tuple[int, ...]] | None:
+        if type(self) is not RandomOrder or type(self.seed) is not int:
+            return None
+        return _RANDOM.setdefault(self.seed, {}) if len(_RANDOM) < 256 or self.seed in _RANDOM else None
+
     def why(self, rank: int, slot: int, n: int) -> str:
         return f"random shuffle (seed {self.seed})"
 
     def __repr__(self) -> str:
         return f"RandomOrder(seed={self.seed})"
+
+
+_FIXED = frozenset((RankOrder, Reverse, Edges, Pyramid, LangChainOrder))
+_RANDOM: dict[int, dict[int, tuple[int, ...]]] = {}
 
 
 def _ordinal(k: int) -> str:

@@ -16,17 +16,21 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from litm.errors import InvalidDocumentError, InvalidStrategyError
+from litm.placement.bulk import quick_rank
+from litm.placement.documents import Doc, to_doc
 from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.placement.profile import PositionProfile
-from litm.placement.ranking import Dedup, RankBy, check_count, rank_indices
+from litm.placement.ranking import Dedup, Dropped, RankBy, check_count, rank_indices, relevances
 
 __all__ = ["DEFAULT_MIN_DOCS", "Strategy"]
 
 DEFAULT_MIN_DOCS = 4
+# Orders kept per strategy (by n); a program places lists of few sizes.
+_MAX_CACHED_ORDERS = 1024
 
 
 class Strategy:
@@ -59,6 +63,27 @@ class Strategy:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    def _order_cache(self) -> dict[int, tuple[int, ...]] | None:
+        """Where this strategy's validated orders are kept by ``n``, when ``arrange`` depends on ``n`` (and
+        the strategy's own settings) alone; None (the default, and for every subclass that does not say
+        otherwise) checks what ``arrange`` returns on every call."""
+        return None
+
+    def _arranged(self, n: int) -> tuple[int, ...]:
+        cache = self._order_cache()
+        if cache is not None:
+            order = cache.get(n)
+            if order is not None:
+                return order
+        arranged = self.arrange(n)
+        # Equal as numbers is not enough: 1.0 == 1, but a float cannot index the ranking.
+        if sorted(arranged) != list(range(n)) or not all(type(r) is int for r in arranged):
+            raise InvalidStrategyError(f"strategy {self!r} returned {arranged!r}, not a permutation of range({n})")
+        order = tuple(arranged)
+        if cache is not None and len(cache) < _MAX_CACHED_ORDERS:
+            cache[n] = order
+        return order
+
     def place(
         self,
         items: Sequence[Any],
@@ -70,38 +95,73 @@ class Strategy:
         min_docs: int | None = None,
         profile: PositionProfile | None = None,
     ) -> PlacementPlan:
-        """Rank ``items`` and place them by this strategy (see :func:`litm.placement.place`)."""
+        """Rank ``items`` and place them by this strategy (see :func:`litm.placement.place`).
+
+        A clean list of one common document type is ranked without building a ``Doc`` per item
+        (:mod:`litm.placement.bulk`), and the plan's explanation is computed when first asked for; the
+        order, the plan and the errors are those of the full path.
+        """
         threshold = self.min_docs if min_docs is None else check_count("min_docs", min_docs)
-        if isinstance(items, (str, bytes)) or not isinstance(items, Iterable) or isinstance(items, Mapping):
+        if type(items) is not list and (
+            isinstance(items, (str, bytes)) or not isinstance(items, Iterable) or isinstance(items, Mapping)
+        ):
             raise InvalidDocumentError(f"expected a list of documents, got {type(items).__name__}")
         items = list(items)
-        ranks = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
-        kept, docs, relevance = ranks.kept, ranks.docs, ranks.relevance
-        n = len(kept)
-        weights = (profile or self.implied_profile).slot_weights(n)
-
-        note: str | None = None
-        if n < threshold:
-            # Too few documents for reordering to help: keep the rank order (the retriever's, or the scores').
-            note = f"{n} document(s) is below min_docs={threshold}: rank order kept"
-            order = list(range(n))
-            reasons = ["rank order kept (below min_docs)"] * n
+        quick = quick_rank(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
+        full = None
+        if quick is None:
+            full = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
+            kept = full.kept
         else:
-            order = self.arrange(n)
-            # Equal as numbers is not enough: 1.0 == 1, but a float cannot index the ranking.
-            if sorted(order) != list(range(n)) or not all(type(r) is int for r in order):
-                raise InvalidStrategyError(f"strategy {self!r} returned {order!r}, not a permutation of range({n})")
-            reasons = [self.why(r + 1, s + 1, n) for s, r in enumerate(order)]
-        # order[s] is the 0-based rank in slot s; kept[r] that rank's input index.
-        slots = tuple(
-            SlotInfo(s + 1, r + 1, kept[r], docs[kept[r]], weights[s], reasons[s], relevance[r])
-            for s, r in enumerate(order)
-        )
-        return PlacementPlan(
-            strategy=self.name or type(self).__name__,
-            slots=slots,
-            items=tuple(items[kept[r]] for r in order),
-            dropped=ranks.dropped,
-            note=note,
-            profile_name=(profile or self.implied_profile).name,
-        )
+            kept = quick.kept
+        n = len(kept)
+        below = n < threshold
+        # Too few documents for reordering to help: keep the rank order (the retriever's, or the scores').
+        order: Sequence[int] = range(n) if below else self._arranged(n)
+        note = f"{n} document(s) is below min_docs={threshold}: rank order kept" if below else None
+        identity = (quick is not None and rank_by == "input") or kept == list(range(n))
+        placed = tuple(map(items.__getitem__, order if identity else [kept[r] for r in order]))
+
+        def explain() -> tuple[tuple[SlotInfo, ...], tuple[Dropped, ...], str | None]:
+            doc_at: Callable[[int], Doc]
+            if full is not None:
+                doc_at, relevance, dropped = full.docs.__getitem__, full.relevance, full.dropped
+            else:
+                assert quick is not None
+                doc_at = _LazyDocs(items).__getitem__
+                scores = quick.scores
+                relevance = relevances(
+                    [None if scores is None else scores[i] for i in kept], higher_is_better=higher_is_better
+                )
+                dropped = tuple(
+                    Dropped(doc_at(i), i, f"rank {pos} is below top_k={top_k}", items[i])
+                    for pos, i in enumerate(quick.beyond, start=len(kept) + 1)
+                )
+            shape = profile or self.implied_profile
+            weights = shape.slot_weights(n)
+            if below:
+                reasons = ["rank order kept (below min_docs)"] * n
+            else:
+                reasons = [self.why(r + 1, s + 1, n) for s, r in enumerate(order)]
+            # order[s] is the 0-based rank in slot s; kept[r] that rank's input index.
+            slots = tuple(
+                SlotInfo(s + 1, r + 1, kept[r], doc_at(kept[r]), weights[s], reasons[s], relevance[r])
+                for s, r in enumerate(order)
+            )
+            return slots, dropped, shape.name
+
+        return PlacementPlan.deferred(self.name or type(self).__name__, placed, note, explain)
+
+
+class _LazyDocs:
+    """``Doc`` values of a list, read on first access by index (the bulk checks cleared every item)."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.read: dict[int, Doc] = {}
+
+    def __getitem__(self, i: int) -> Doc:
+        doc = self.read.get(i)
+        if doc is None:
+            doc = self.read[i] = to_doc(self.items[i], index=i)
+        return doc

@@ -32,7 +32,10 @@ from litm.probe.outputs import ProbeOutputs, write_outputs
 from litm.probe.recipe import rebuild_prompt, verify_row
 from litm.probe.registry import TASKS, get_task
 from litm.probe.rescore import rescore_rows
-from litm.probe.runner import PROBE_VERSION, ProbeRun, run_probe
+from litm.probe.rows import PROBE_VERSION
+from litm.probe.runner import ProbeRun, run_probe
+from litm.probe.schedule import PrefillCost
+from litm.probe.sequential import StoppingRule, simulate
 from litm.probe.tasks import Task, TaskInstance
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "EdgeCheck",
     "Estimate",
     "Layout",
+    "PrefillCost",
     "ProbeConfig",
     "ProbeError",
     "ProbeOutputs",
@@ -53,6 +57,7 @@ __all__ = [
     "ProfileDiff",
     "ResultsLog",
     "Score",
+    "StoppingRule",
     "Task",
     "TaskAnalysis",
     "TaskInstance",
@@ -83,6 +88,7 @@ __all__ = [
     "rescore_rows",
     "run_probe",
     "score_output",
+    "simulate",
     "split_sentences",
     "to_profile",
     "verify_row",

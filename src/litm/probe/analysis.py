@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +64,14 @@ class DeadZone:
         }
 
 
-def dead_zone(cells: Mapping[float, Cell], alpha: float = DEFAULT_ALPHA) -> DeadZone:
-    """Inner depths whose accuracy is significantly below the better of the two edge depths."""
+def dead_zone(
+    cells: Mapping[float, Cell], alpha: float = DEFAULT_ALPHA, test: Callable[[int, int, int, int], float] = fisher_less
+) -> DeadZone:
+    """Inner depths whose accuracy is significantly below the better of the two edge depths.
+
+    ``test(hits_a, n_a, hits_b, n_b)`` is the one-sided p-value of "a below b" (Fisher's exact test; the
+    sequential rule passes a cached one).
+    """
     depths = sorted(d for d, c in cells.items() if c.n)
     if len(depths) < 3:
         return DeadZone(None, (), {})
@@ -73,7 +79,7 @@ def dead_zone(cells: Mapping[float, Cell], alpha: float = DEFAULT_ALPHA) -> Dead
     # The better edge; a tie goes to the end (next to the question), as placement's default tie-break does.
     edge = depths[0] if first.acc > last.acc else depths[-1]
     e = cells[edge]
-    p = {d: fisher_less(cells[d].hits, cells[d].n, e.hits, e.n) for d in depths[1:-1]}
+    p = {d: test(cells[d].hits, cells[d].n, e.hits, e.n) for d in depths[1:-1]}
     return DeadZone(edge, tuple(d for d in depths[1:-1] if p[d] < alpha), p)
 
 
@@ -81,6 +87,12 @@ def _mid_depths(depths: Sequence[float]) -> list[float]:
     inner = [d for d in depths if d not in (min(depths), max(depths))]
     mid = [d for d in inner if _MID[0] <= d <= _MID[1]]
     return mid or inner or list(depths)
+
+
+def _pool(table: Mapping[tuple[int, float], Cell], length: int, depths: Sequence[float]) -> Cell:
+    # Plain integer sums: the sequential rule evaluates this thousands of times per round.
+    cells = [table[(length, d)] for d in depths if (length, d) in table]
+    return Cell(sum(c.hits for c in cells), sum(c.n for c in cells))
 
 
 def effective_length(
@@ -95,9 +107,9 @@ def effective_length(
     depths = sorted({d for _, d in table})
     if not lengths:
         return None, 0.0, {}
-    base = sum((table[(lengths[0], d)] for d in depths if (lengths[0], d) in table), Cell(0, 0))
+    base = _pool(table, lengths[0], depths)
     mids = _mid_depths(depths)
-    mid = {length: sum((table[(length, d)] for d in mids if (length, d) in table), Cell(0, 0)) for length in lengths}
+    mid = {length: _pool(table, length, mids) for length in lengths}
     if base.acc == 0:
         return None, 0.0, mid
     best: int | None = None

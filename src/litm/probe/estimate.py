@@ -1,13 +1,19 @@
 """What a sweep will cost before it runs: calls, tokens, prefill under each schedule, and money.
 
 Every prompt is built (that needs only the tokenizer), so the token counts are the real ones. Prefill
-is what a single KV cache must evaluate when prompts run in a given order: each prompt's tokens minus
-the prefix it shares with the previous one. For a remote model that is what provider prompt caching
-could save at best; the cost estimate charges every input token (no caching assumed).
+is what a single KV cache must evaluate when prompts run in a given order (:mod:`litm.probe.schedule`):
+naive, the floor, the exact minimum, and the schedule's own cost. For a remote model the cache plan of
+:mod:`litm.probe.caching` says how many prompt tokens the provider is expected to bill as cache reads
+and writes, and the estimate prices the sweep with and without that caching (output at its
+``max_tokens`` ceiling, so both are upper bounds on output), from the spend price table.
 
 Example:
-    >>> est = estimate(load_model("openai:gpt-4o-mini"), ProbeConfig(trials=5))    # doctest: +SKIP
-    >>> print(est.describe(price_in=0.15, price_out=0.60))                         # doctest: +SKIP
+    >>> from litm.probe.testing import DeadZoneModel
+    >>> est = estimate(DeadZoneModel(), ProbeConfig(lengths=(256,), depths=(0.0, 1.0), trials=1))
+    >>> est.calls, est.input_tokens
+    (3, 527)
+    >>> print(est.describe(price_in=1.0, price_out=2.0).splitlines()[-1])
+    estimated cost: $0.000719 (no prompt cache: $0.000719)
 """
 
 from __future__ import annotations
@@ -16,54 +22,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from litm.errors import LitmError
 from litm.eval.results import ResultsLog
 from litm.models.base import Model
+from litm.probe.caching import cache_policy, plan_cache, planning_count
 from litm.probe.corpus import Corpus
+from litm.probe.cost import Pricer, provider_of
 from litm.probe.grid import ProbeConfig, plan
-from litm.probe.runner import Prepared, ProbeContext, batches, prepare, schedule
+from litm.probe.prepare import Prepared, ProbeContext, prepare
+from litm.probe.runner import reuse_rule
+from litm.probe.schedule import PrefillCost, PrefillMeter, batches, run_order, token_encoder
+from litm.spend.cost import Usage
 
 __all__ = ["Estimate", "estimate", "prefill_tokens"]
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _encoder(model: Model) -> Callable[[str], list[int]]:
-    """Token ids, or for a counting-only tokenizer (an estimate), 4-character chunks as pseudo-tokens."""
-    tok = model.tokenizer
-    try:
-        tok.encode("probe")
-        return tok.encode
-    except LitmError:
-
-        def approx(text: str) -> list[int]:
-            return [hash(text[i : i + 4]) for i in range(0, len(text), 4)]
-
-        return approx
-
-
 def prefill_tokens(prompts: Sequence[str], encode: Callable[[str], list[int]]) -> int:
-    """Tokens a single prefix cache evaluates for ``prompts`` in this order (at least 1 per prompt)."""
-    total = 0
-    prev: list[int] = []
-    for p in prompts:
-        toks = encode(p)
-        # llama.cpp re-evaluates at least the last prompt token to get fresh logits.
-        total += len(toks) - min(_shared(prev, toks), len(toks) - 1)
-        prev = toks
-    return total
+    """Tokens a single prefix cache evaluates for ``prompts`` in this order, reusing every shared token."""
+    meter = PrefillMeter("full")
+    meter.add_batch([(encode(p), None) for p in prompts])
+    return meter.cost().scheduled
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """Calls, input tokens, the ``max_tokens`` ceiling on output, and prefill for the two schedules."""
+    """Calls, input tokens, the ``max_tokens`` ceiling on output, prefill, and the expected bill's usages."""
 
     calls: int
     done: int
@@ -72,9 +54,22 @@ class Estimate:
     prefill_scheduled: int
     prefill_grid: int
     model: str
+    name: str = ""
+    provider: str | None = None
+    prefill: PrefillCost | None = None
+    cached: tuple[Usage, ...] = ()
+    uncached: tuple[Usage, ...] = ()
+
+    def bills(self, price_in: float | None = None, price_out: float | None = None) -> tuple[str, str] | None:
+        """(with the provider's prompt cache, without it) in dollars, or None when the model has no price."""
+        pricer = Pricer(self.name or self.model, self.provider, price_in=price_in, price_out=price_out)
+        with_cache, without = pricer.bill(self.cached), pricer.bill(self.uncached)
+        if with_cache.usd is None or without.usd is None:
+            return None
+        return with_cache.usd, without.usd
 
     def cost(self, price_in: float | None, price_out: float | None) -> float | None:
-        """Dollars at the given prices per million tokens (output at its ceiling), or None."""
+        """Dollars at the given prices per million tokens (output at its ceiling, no caching), or None."""
         if price_in is None and price_out is None:
             return None
         return (self.input_tokens * (price_in or 0) + self.max_output_tokens * (price_out or 0)) / 1e6
@@ -88,16 +83,27 @@ class Estimate:
             f"prefill with a prefix cache: {self.prefill_scheduled:,} scheduled vs {self.prefill_grid:,} "
             f"cell by cell ({ratio:.2f}x)",
         ]
-        cost = self.cost(price_in, price_out)
-        if cost is not None:
-            lines.append(f"estimated cost: ${cost:,.4f} (no prompt caching assumed)")
+        if self.prefill is not None:
+            lines.append(self.prefill.describe())
+        read = sum(u.cache_read_tokens for u in self.cached)
+        if read:
+            written = sum(u.cache_write_tokens for u in self.cached)
+            lines.append(f"provider prompt cache: {read:,} input tokens expected as cache reads, {written:,} as writes")
+        bills = self.bills(price_in, price_out)
+        if bills is not None:
+            lines.append(f"estimated cost: {bills[0]} (no prompt cache: {bills[1]})")
         else:
             lines.append("cost: pass --price-in / --price-out (USD per million tokens) for an estimate")
         return "\n".join(lines)
 
 
 def estimate(
-    model: Model, config: ProbeConfig, out_dir: str | Path | None = None, corpus: Corpus | None = None
+    model: Model,
+    config: ProbeConfig,
+    out_dir: str | Path | None = None,
+    corpus: Corpus | None = None,
+    *,
+    model_options: dict[str, object] | None = None,
 ) -> Estimate:
     """Build every pending prompt of ``config`` (skipping rows already in ``out_dir``) and count it."""
     ctx = ProbeContext(model, config, corpus)
@@ -105,12 +111,25 @@ def estimate(
     if out_dir is not None and (Path(out_dir) / "results.jsonl").exists():
         done = ResultsLog(Path(out_dir) / "results.jsonl").keys()
     specs = [s for s in plan(config) if s.key not in done]
+    remote = bool(getattr(model, "remote", False))
+    encode = token_encoder(model)
+    rule = reuse_rule(model, model_options)
+    meter = PrefillMeter(rule or "full")
+    policy = cache_policy(model)
+    count = planning_count(model)
     scheduled: list[Prepared] = []
+    cached: list[Usage] = []
     for batch in batches(specs, "prefix"):
-        scheduled.extend(schedule([prepare(s, ctx) for s in batch], "prefix"))
+        items = run_order([prepare(s, ctx) for s in batch], "prefix", remote)
+        meter.add_batch([(encode(p.built.prompt), p.needle_depth) for p in items])
+        planned = plan_cache([p.built.prompt for p in items], count, policy) if policy is not None else []
+        for i, p in enumerate(items):
+            read, write = (planned[i].read_tokens, planned[i].write_tokens) if planned else (0, 0)
+            tokens = max(p.built.prompt_tokens, read + write)
+            cached.append(Usage(tokens, p.max_tokens, cache_read_tokens=read, cache_write_tokens=write))
+        scheduled.extend(items)
     by_key = {p.spec.key: p for p in scheduled}
     grid = [by_key[s.key] for batch in batches(specs, "grid") for s in batch]
-    encode = _encoder(model)
     return Estimate(
         calls=len(specs),
         done=len(done),
@@ -119,4 +138,9 @@ def estimate(
         prefill_scheduled=prefill_tokens([p.built.prompt for p in scheduled], encode),
         prefill_grid=prefill_tokens([p.built.prompt for p in grid], encode),
         model=getattr(model, "spec", "") or model.name,
+        name=model.name,
+        provider=provider_of(model),
+        prefill=meter.cost() if rule is not None else None,
+        cached=tuple(cached),
+        uncached=tuple(Usage(u.input_tokens, u.output_tokens) for u in cached),
     )

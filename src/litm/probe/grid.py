@@ -26,6 +26,9 @@ __all__ = ["ProbeConfig", "TrialSpec", "parse_depths", "parse_lengths", "plan"]
 
 Kind = Literal["trial", "closed_book"]
 Order = Literal["prefix", "grid"]
+#: ``nested``: a length's filler extends the next shorter length's (probe version 2); ``independent``:
+#: each length filled on its own (version 1; keep it to resume a run made before nesting).
+Filler = Literal["nested", "independent"]
 
 
 def parse_lengths(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -75,7 +78,8 @@ def parse_depths(text: str | Sequence[float]) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """What to measure. ``order`` is the schedule (``prefix``: prompts sharing a prefix back to back)."""
+    """What to measure. ``order`` is the schedule (``prefix``: prompts sharing a prefix back to back);
+    ``filler`` how the lengths of a trial share their filler (see :data:`Filler`)."""
 
     tasks: tuple[str, ...] = ("needle",)
     lengths: tuple[int, ...] = (1024, 2048, 4096)
@@ -89,9 +93,11 @@ class ProbeConfig:
     max_tokens: int | None = None
     order: Order = "prefix"
     adaptive: bool = False
-    min_trials: int = 6
+    min_trials: int = 4
     target_half_width: float = 0.15
+    flip_risk: float = 0.05
     template: str | None = None
+    filler: Filler = "nested"
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -102,6 +108,8 @@ class ProbeConfig:
             raise ProbeError("no layouts given")
         if self.order not in ("prefix", "grid"):
             raise ProbeError(f"order must be 'prefix' or 'grid', got {self.order!r}")
+        if self.filler not in ("nested", "independent"):
+            raise ProbeError(f"filler must be 'nested' or 'independent', got {self.filler!r}")
         object.__setattr__(self, "lengths", parse_lengths(self.lengths))
         object.__setattr__(self, "depths", parse_depths(self.depths))
 
@@ -109,8 +117,12 @@ class ProbeConfig:
         return asdict(self)
 
     def identity(self) -> dict[str, Any]:
-        """The settings that shape an existing row's prompt (a resume must keep them; the grid may grow)."""
-        return {
+        """The settings that shape an existing row's prompt (a resume must keep them; the grid may grow).
+
+        ``independent`` filler is left out, as runs before version 2 did not record it. Nested filler also
+        ties a length's prompts to the grid's shorter lengths: :meth:`check_growth` guards that.
+        """
+        out: dict[str, Any] = {
             "seed": self.seed,
             "k": self.k,
             "chain_depth": self.chain_depth,
@@ -118,6 +130,31 @@ class ProbeConfig:
             "template": self.template,
             "layouts": list(self.layouts),
         }
+        if self.filler == "nested":
+            out["filler"] = "nested"
+        return out
+
+    def check_growth(self, old_lengths: Sequence[int]) -> None:
+        """Under nested filler, refuse a change of lengths that would change existing prompts.
+
+        A length's filler extends every shorter length's, so a resumed run may add lengths above the
+        longest one run, or drop the longest ones, but not add or drop one below a length it keeps.
+
+        >>> ProbeConfig(lengths=(512, 1024, 2048)).check_growth([512, 2048])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        litm.probe.errors.ProbeError: lengths 512, 1024, 2048 do not extend the lengths already run (512, 2048): ...
+        >>> ProbeConfig(lengths=(512, 1024, 2048)).check_growth([512, 1024])  # longer lengths may be added
+        """
+        if self.filler != "nested" or not old_lengths:
+            return
+        old, new = sorted(set(old_lengths)), list(self.lengths)
+        if new[: len(old)] != old and old[: len(new)] != new:
+            raise ProbeError(
+                f"lengths {', '.join(map(str, new))} do not extend the lengths already run "
+                f"({', '.join(map(str, old))}): with nested filler that would change their prompts; change "
+                "lengths above the longest only, or use another --out directory"
+            )
 
 
 @dataclass(frozen=True)

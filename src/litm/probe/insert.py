@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from litm.probe.corpus import Unit
 from litm.probe.errors import ProbeError
 
-__all__ = ["BuiltHaystack", "TokenCounter", "UnitCoster", "build_exact", "fill_exact", "insert_units", "text_of"]
+__all__ = [
+    "BuiltHaystack",
+    "TokenCounter",
+    "UnitCoster",
+    "build_exact",
+    "fill_exact",
+    "filler_budget",
+    "insert_units",
+    "text_of",
+]
 
 TokenCounter = Callable[[str], int]
 
@@ -75,20 +84,31 @@ def _combinations(costs: Sequence[int], target: int) -> Iterator[tuple[int, ...]
 
 
 def fill_exact(
-    stream: Iterator[Unit], budget: int, cost: Callable[[str], int], variant: int = 0
+    stream: Iterator[Unit],
+    budget: int,
+    cost: Callable[[str], int],
+    variant: int = 0,
+    base: Sequence[Unit] = (),
 ) -> tuple[list[Unit], bool]:
     """Whole units from ``stream`` whose costs sum to exactly ``budget`` (second value: whether exact).
 
     The greedy part is a prefix of the stream (the same for every budget that reaches it), so two lengths
     of one trial share their filler up to the shorter one's end. ``variant`` picks another exact
     combination for the tail (the caller's way out when a token merge makes one choice oscillate).
+    ``base`` (units of this same stream) comes first, whole; the stream then continues without them, so
+    the result extends ``base`` (a ``base`` that costs more than ``budget`` is ignored).
     """
     if budget <= 0:
         return [], budget == 0
-    out: list[Unit] = []
-    used = 0
+    used = sum(cost(u.text) for u in base)
+    if used > budget:
+        base, used = (), 0
+    out: list[Unit] = list(base)
+    taken = {u.ref for u in base}
     pool: list[Unit] = []
     for unit in stream:
+        if unit.ref in taken:
+            continue
         c = cost(unit.text)
         if not pool and budget - used - c >= _SLACK:
             out.append(unit)
@@ -153,6 +173,20 @@ class BuiltHaystack:
     exact: bool
 
 
+def filler_budget(
+    render: Callable[[str], str], count: TokenCounter, insertions: Sequence[tuple[float, Unit]], target: int
+) -> int:
+    """Tokens left for filler in a ``target``-token prompt once the layout and the insertions are in.
+
+    It does not depend on where the insertions go, so every depth of a trial fills the same budget.
+    """
+    needles_only = [u for _, u in sorted(insertions, key=lambda x: x[0])]
+    overhead = count(render(text_of(needles_only)))
+    if overhead > target:
+        raise ProbeError(f"length {target} is too short for this prompt: it needs {overhead} tokens without filler")
+    return target - overhead
+
+
 def build_exact(
     render: Callable[[str], str],
     count: TokenCounter,
@@ -160,18 +194,16 @@ def build_exact(
     insertions: Sequence[tuple[float, Unit]],
     target: int,
     coster: UnitCoster | None = None,
+    base: Sequence[Unit] = (),
 ) -> BuiltHaystack:
     """Render a prompt of exactly ``target`` tokens: filler from ``stream()``, ``insertions`` at their depths.
 
     ``render`` turns haystack text into the full prompt (layout, question, answer cue); ``count`` is the
-    model's token counter. Raises :class:`ProbeError` when the prompt without filler is already too long.
+    model's token counter; ``base`` is the filler to extend (see :func:`fill_exact`). Raises
+    :class:`ProbeError` when the prompt without filler is already too long.
     """
     cost = coster or UnitCoster(count)
-    needles_only = [u for _, u in sorted(insertions, key=lambda x: x[0])]
-    overhead = count(render(text_of(needles_only)))
-    if overhead > target:
-        raise ProbeError(f"length {target} is too short for this prompt: it needs {overhead} tokens without filler")
-    budget = target - overhead
+    budget = filler_budget(render, count, insertions, target)
     best: BuiltHaystack | None = None
     tried: set[int] = set()
     variant = 0
@@ -179,7 +211,7 @@ def build_exact(
         if budget in tried:
             variant += 1  # the error oscillates between two budgets: try other tail sentences
         tried.add(budget)
-        filler, _exact = fill_exact(stream(), budget, cost, variant)
+        filler, _exact = fill_exact(stream(), budget, cost, variant, base)
         units, depths = insert_units(filler, [cost(u.text) for u in filler], insertions)
         prompt = render(text_of(units))
         n = count(prompt)

@@ -128,8 +128,15 @@ class ItemTask(Task):
         return out
 
     def build(
-        self, inst: TaskInstance, layout: Layout, target: int, count: Callable[[str], int], corpus: Corpus | None
+        self,
+        inst: TaskInstance,
+        layout: Layout,
+        target: int,
+        count: Callable[[str], int],
+        corpus: Corpus | None,
+        nest: Sequence[int] = (),
     ) -> BuiltPrompt:
+        # Items nest without help: a shorter length holds the first distractors of a longer one.
         def render(doc: str) -> str:
             return layout.render(
                 document=doc,

@@ -23,7 +23,7 @@ from litm.probe.grid import ProbeConfig
 from litm.probe.items import ItemTask
 from litm.probe.recipe import rebuild_document
 from litm.probe.registry import get_task
-from litm.probe.runner import score_fields
+from litm.probe.rows import score_fields
 from litm.util.files import atomic_write
 
 __all__ = ["config_from_settings", "rescore_rows", "write_rows"]

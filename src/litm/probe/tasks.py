@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from litm.probe.corpus import Corpus, Unit
 from litm.probe.errors import ProbeError
-from litm.probe.insert import UnitCoster, build_exact, text_of
+from litm.probe.insert import UnitCoster, build_exact, fill_exact, filler_budget, text_of
 from litm.probe.layouts import CLOSED_BOOK, Layout
 
 __all__ = [
@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _CONS = "bdfgklmnprstvz"
+# Nested filler chains kept per task object (a grid has lengths x trials x layouts of them).
+_MAX_FILLERS = 4096
 _VOWELS = "aeiou"
 
 
@@ -122,8 +124,17 @@ class Task:
         raise NotImplementedError
 
     def build(
-        self, inst: TaskInstance, layout: Layout, target: int, count: Callable[[str], int], corpus: Corpus | None
+        self,
+        inst: TaskInstance,
+        layout: Layout,
+        target: int,
+        count: Callable[[str], int],
+        corpus: Corpus | None,
+        nest: Sequence[int] = (),
     ) -> BuiltPrompt:
+        """The prompt of ``inst`` at ``target`` tokens. ``nest``: shorter lengths of the same trial whose
+        context this one's should extend (so the shorter prompt's text up to its needle is a prefix of
+        this one's), where the task can do that."""
         raise NotImplementedError
 
     def closed_book(self, inst: TaskInstance) -> str:
@@ -141,14 +152,21 @@ class HaystackTask(Task):
     """A task whose evidence is a few sentences inserted into prose filler at sentence boundaries."""
 
     _costers: dict[int, UnitCoster]
+    _fillers: dict[tuple[Any, ...], tuple[Unit, ...]]
 
     def build(
-        self, inst: TaskInstance, layout: Layout, target: int, count: Callable[[str], int], corpus: Corpus | None
+        self,
+        inst: TaskInstance,
+        layout: Layout,
+        target: int,
+        count: Callable[[str], int],
+        corpus: Corpus | None,
+        nest: Sequence[int] = (),
     ) -> BuiltPrompt:
         if corpus is None:
             raise ProbeError(f"task {self.name!r} needs a filler corpus")
         if not hasattr(self, "_costers"):
-            self._costers = {}
+            self._costers, self._fillers = {}, {}
         # One cost cache per tokenizer: unit costs are a pure function of the text.
         coster = self._costers.setdefault(id(count), UnitCoster(count))
         seed = int(inst.params["seed"])
@@ -166,7 +184,23 @@ class HaystackTask(Task):
             return corpus.stream(seed, exclude=inst.exclude)
 
         insertions = [(d, Unit(" " + s)) for d, s in inst.needles]
-        built = build_exact(render, count, stream, insertions, target, coster)
+        key = (id(coster), corpus.fingerprint, seed, layout.template, inst.question, tuple(s for _, s in inst.needles))
+
+        def canonical(lengths: Sequence[int]) -> tuple[Unit, ...]:
+            """The needle-free filler of the longest of ``lengths``, each length's extending the shorter's."""
+            if not lengths:
+                return ()
+            memo = (*key, tuple(lengths))
+            if memo not in self._fillers:
+                if len(self._fillers) >= _MAX_FILLERS:
+                    self._fillers.clear()  # a new run's trials: the old chains are not needed again
+                budget = filler_budget(render, count, insertions, lengths[-1])
+                units, _ = fill_exact(stream(), budget, coster, 0, canonical(lengths[:-1]))
+                self._fillers[memo] = tuple(units)
+            return self._fillers[memo]
+
+        base = canonical(sorted(length for length in nest if length < target))
+        built = build_exact(render, count, stream, insertions, target, coster, base)
         recipe = {
             "document": {
                 "kind": "sentences",
