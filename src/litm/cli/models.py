@@ -78,10 +78,11 @@ def models_cmd(
         typer.echo(json.dumps(info, indent=2))
         return
     typer.echo(f"Embedded models (offline; cache directory {info['cache_dir']}):")
+    width = max(16, *(len(row["spec"]) for row in info["embedded"]))
     for row in info["embedded"]:
         state = "available" if row["available"] else "missing"
-        typer.echo(f"  {row['spec']:<16} {state:<10} {row['where']}")
-        typer.echo(f"  {'':<16} {'':<10} {row['description']}")
+        typer.echo(f"  {row['spec']:<{width}} {state:<10} {row['where']}")
+        typer.echo(f"  {'':<{width}} {'':<10} {row['description']}")
     typer.echo(f"Any GGUF file:  {info['local_files']}")
     typer.echo("Remote backends (nothing is sent until a prompt is):")
     for row in info["remote"]:
