@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "fold_of",
     "gold_slot",
     "rank_score",
+    "seed_of",
     "strategy_for",
 ]
 
@@ -46,6 +48,16 @@ ARMS: tuple[str, ...] = ("plain", "plain-both", "anchored", "anchored-both")
 
 LIU_INSTRUCTION = PromptTemplate.for_lang("en").liu_instruction
 _CLOSED_BOOK_INSTRUCTION = "Write a high-quality answer for the given question."
+
+
+def seed_of(qid: object) -> int:
+    """The seed of a question's ``random`` placement: its id when numeric (NQ row indices), else a stable CRC-32.
+
+    >>> seed_of(17), seed_of("17"), seed_of("5a8b57f25542995d1e6f1371")
+    (17, 17, 3974347783)
+    """
+    text = str(qid)
+    return int(text) if text.isdigit() else zlib.crc32(text.encode("utf-8"))
 
 
 def fold_of(index: int) -> int:

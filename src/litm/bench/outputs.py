@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench.analysis import fold_profiles, summarize
+from litm.bench.design import STRATEGIES
+from litm.bench.likelihood import likelihood_summary
 from litm.bench.markdown import summary_markdown
 from litm.errors import EvalError
 from litm.eval.results import read_rows
@@ -42,6 +44,9 @@ def write_outputs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rows, settings)
+    strategies = tuple((settings.get("config") or {}).get("strategies") or STRATEGIES)
+    for k, by_k in summary["by_k"].items():
+        by_k["likelihood"] = likelihood_summary(rows, int(k), strategies)
     summary_path = out / SUMMARY
     summary_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     (out / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")

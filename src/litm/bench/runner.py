@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from litm._version import __version__
 from litm.bench.analysis import fold_profiles
@@ -37,19 +37,21 @@ from litm.bench.design import (
     build_prompt,
     closed_book_prompt,
     fold_of,
+    seed_of,
 )
 from litm.errors import EvalError
 from litm.eval.results import ResultsLog, changed_settings
 from litm.eval.runs import completion_fields, model_mode
 from litm.eval.scoring import score_output
 from litm.models.base import Completion, Model, PromptInput, run_each
+from litm.models.logprobs import Logprobs, ScoresContinuations, supports_logprobs
 from litm.util.progress import progress as make_progress
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
 
 BENCH_VERSION = 1
 RESULTS = "bench.jsonl"
-_IDENTITY_DEFAULTS = {"prompt_format": "completion"}
+_IDENTITY_DEFAULTS: dict[str, Any] = {"prompt_format": "completion", "likelihood": False}
 SETTINGS = "run.json"
 
 
@@ -74,6 +76,9 @@ class BenchConfig:
     #: ``completion`` (plain prompt string), ``chat`` (the same text as one user message, through the
     #: model's chat template) or ``auto``: chat when the model has a chat template (instruct models).
     prompt_format: str = "auto"
+    #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
+    #: the model can, see :func:`litm.models.logprobs.supports_logprobs`), ``on`` or ``off``.
+    likelihood: str = "auto"
 
     def __post_init__(self) -> None:
         if self.questions < 1:
@@ -87,6 +92,14 @@ class BenchConfig:
             raise BenchError("max_tokens must be >= 1")
         if self.prompt_format not in ("auto", "completion", "chat"):
             raise BenchError(f"prompt_format must be auto, completion or chat, got {self.prompt_format!r}")
+        if self.likelihood not in ("auto", "on", "off"):
+            raise BenchError(f"likelihood must be auto, on or off, got {self.likelihood!r}")
+
+    def resolved_likelihood(self, model: Model) -> bool:
+        """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""
+        if self.likelihood == "on" and not supports_logprobs(model):
+            raise BenchError(f"{model.spec or model.name} cannot score answer log-probabilities; use --likelihood off")
+        return self.likelihood == "on" or (self.likelihood == "auto" and supports_logprobs(model))
 
     def resolved_format(self, model: Model) -> str:
         """``completion`` or ``chat`` for this model (``auto``: chat exactly when the model supports it)."""
@@ -170,7 +183,7 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
                 if name == "profile" and profile is None:
                     continue  # the other fold has no finished question yet
                 for r in config.checkpoints(k, config.direct_ranks):
-                    order = arrangement(name, k, seed=item.qid, profile=profile if name == "profile" else None)
+                    order = arrangement(name, k, seed=seed_of(item.qid), profile=profile if name == "profile" else None)
                     docs = _docs_for(item, k, r, order)
                     slot = order.index(r) + 1
                     meta = {"phase": "direct", "k": k, "slot": slot, "gold_rank": r, "strategy": name, "arm": "plain"}
@@ -179,7 +192,41 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
                     yield Job(key, build_prompt(docs, order, item.question), item, meta)
 
 
-def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: bool, prompt_sha: str) -> dict[str, Any]:
+def continuations(answers: Sequence[str], *, chat: bool) -> list[str]:
+    """The text scored after the prompt for each accepted answer: a completion prompt ends in "Answer:", so
+    the answer follows a space; a chat reply starts with the answer itself.
+
+    >>> continuations(["Paris"], chat=False), continuations(["Paris"], chat=True)
+    ([' Paris'], ['Paris'])
+    """
+    return [a if chat else f" {a}" for a in answers]
+
+
+def likelihood_fields(scores: Sequence[Logprobs] | None) -> dict[str, Any]:
+    """Row fields of the likelihood metric: every accepted answer's log-probability, and the headline value.
+
+    ``likelihood`` is the mean per-token log-probability of the likeliest accepted answer (the continuous
+    counterpart of "some accepted answer is in the first line").
+    """
+    if scores is None:
+        return {}
+    per = [
+        {"answer": s.continuation, "tokens": s.n, "total": round(s.total, 5), "mean": round(s.mean, 5)} for s in scores
+    ]
+    best = max(per, key=lambda x: float(x["mean"]))
+    return {"likelihood": best["mean"], "likelihood_total": best["total"], "answer_logprobs": per}
+
+
+def _row(
+    job: Job,
+    fold: int,
+    done: Completion,
+    model: Model,
+    mode: str,
+    chat: bool,
+    prompt_sha: str,
+    scores: Sequence[Logprobs] | None = None,
+) -> dict[str, Any]:
     score = score_output(done.text, answers=job.item.answers, question=job.item.question)
     return {
         "key": job.key,
@@ -192,6 +239,7 @@ def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: b
         "first_line": score.first_line,
         "hit": score.hit,
         "miss": score.miss,
+        **likelihood_fields(scores),
         **completion_fields(done),
         "prompt_sha": prompt_sha,
         "model": getattr(model, "spec", "") or model.name,
@@ -202,16 +250,27 @@ def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: b
 
 
 def _execute(
-    model: Model, jobs: Sequence[Job], max_tokens: int, chat: bool, on_done: Callable[[Job, Completion], None]
+    model: Model,
+    jobs: Sequence[Job],
+    max_tokens: int,
+    chat: bool,
+    likelihood: bool,
+    on_done: Callable[[Job, Completion, Sequence[Logprobs] | None], None],
 ) -> None:
     """In order for an in-process model; ``model.concurrency`` requests at a time for a remote one."""
+    scored: dict[str, list[Logprobs]] = {}
 
     def call(job: Job) -> Completion:
         # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
         prompt: PromptInput = [{"role": "user", "content": job.prompt}] if chat else job.prompt
-        return model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+        done = model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+        if likelihood:
+            # Right after the answer: a local model reuses the prompt's KV cache, so this costs the answer tokens.
+            scorer = cast(ScoresContinuations, model)
+            scored[job.key] = scorer.continuation_logprobs(prompt, continuations(job.item.answers, chat=chat))
+        return done
 
-    run_each(model, jobs, call, on_done)
+    run_each(model, jobs, call, lambda job, done: on_done(job, done, scored.pop(job.key, None)))
 
 
 def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[str, Any]:
@@ -221,6 +280,7 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
             "model": getattr(model, "spec", "") or model.name,
             "mode": model_mode(model),
             "prompt_format": config.resolved_format(model),
+            "likelihood": config.resolved_likelihood(model),
         },
         "config": {**asdict(config), "ks": list(config.ks), "strategies": list(config.strategies)},
         "model": {
@@ -279,6 +339,7 @@ def run_bench(
     by_sha = {str(r["prompt_sha"]): r for r in log.rows if r.get("prompt_sha")}
     mode = model_mode(model)
     chat = config.resolved_format(model) == "chat"
+    likelihood = config.resolved_likelihood(model)
     folds = {it.qid: fold_of(i) for i, it in enumerate(items)}
     run = BenchRun(out, log.rows, settings)
 
@@ -298,14 +359,14 @@ def run_bench(
             task = bar.add_task(name, total=len(todo))
             shas = {j.key: s for j, s in todo}
 
-            def done(job: Job, c: Completion) -> None:
-                row = _row(job, folds[job.item.qid], c, model, mode, chat, shas[job.key])
+            def done(job: Job, c: Completion, scores: Sequence[Logprobs] | None) -> None:
+                row = _row(job, folds[job.item.qid], c, model, mode, chat, shas[job.key], scores)
                 log.append(row)
                 by_sha[shas[job.key]] = row
                 run.answered += 1
                 bar.advance(task)
 
-            _execute(model, [j for j, _ in todo], config.max_tokens, chat, done)
+            _execute(model, [j for j, _ in todo], config.max_tokens, chat, likelihood, done)
             for job, sha in copies:
                 first = by_sha[sha]
                 log.append(

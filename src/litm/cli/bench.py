@@ -49,6 +49,9 @@ def bench_cmd(
     prompt_format: str = typer.Option(
         "auto", "--format", help="completion, chat (one user message), or auto: chat if the model has a template."
     ),
+    likelihood: str = typer.Option(
+        "auto", "--likelihood", help="Also score the gold answer's log-probability: auto (if the model can), on, off."
+    ),
     reuse: str = typer.Option("aligned", "--reuse", help="Local KV reuse: aligned (= cold answers), full, cold."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads for a local model (default: all)."),
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Parallel requests (remote models)."),
@@ -77,6 +80,7 @@ def bench_cmd(
         max_tokens=max_tokens,
         seed=seed,
         prompt_format=prompt_format,
+        likelihood=likelihood,
     )
     options: dict[str, object] = {}
     if parse_spec(model).scheme == "local":
@@ -93,6 +97,8 @@ def bench_cmd(
     for kk, s in result.summary["by_k"].items():
         typer.echo(f"\n== k={kk}: {s['questions']} questions ==")
         typer.echo("slot accuracy: " + " ".join(f"{c['acc']:.2f}" for c in s["slot_accuracy"]))
+        if s.get("likelihood"):
+            typer.echo("slot likelihood: " + " ".join(f"{c['mean']:.2f}" for c in s["likelihood"]["slots"]))
         for dist, table in s["headline"].items():
             typer.echo(
                 f"gap recovered ({dist} gold rank): " + json.dumps({n: v["gap_recovered"] for n, v in table.items()})

@@ -45,15 +45,25 @@ def _models_info() -> dict[str, Any]:
     for model in EMBEDDED.values():
         available, where = model.status()
         embedded.append(
-            {"spec": model.spec, "alias": model.alias, "available": available, "where": where,
-             "description": model.description}
+            {
+                "spec": model.spec,
+                "alias": model.alias,
+                "available": available,
+                "where": where,
+                "description": model.description,
+            }
         )
     remote = []
     for scheme, form, package, key_var in _REMOTE:
         installed = importlib.util.find_spec(package) is not None
         remote.append(
-            {"scheme": scheme, "spec": form, "sdk_installed": installed,
-             "key_variable": key_var, "key_set": bool(key_var and os.environ.get(key_var))}
+            {
+                "scheme": scheme,
+                "spec": form,
+                "sdk_installed": installed,
+                "key_variable": key_var,
+                "key_set": bool(key_var and os.environ.get(key_var)),
+            }
         )
     builtin = {"local", *(r[0] for r in _REMOTE)}
     return {

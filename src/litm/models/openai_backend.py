@@ -278,7 +278,7 @@ class OpenAIModel(SdkModel):
         :class:`~litm.errors.LogprobsUnavailableError`. OpenAI's own API returns none.
 
         >>> model = load_model("openai-compatible:http://127.0.0.1:8000/v1@qwen")      # doctest: +SKIP
-        >>> model.continuation_logprobs("Q: 2+2?\nA:", [" 4"])[0].mean                  # doctest: +SKIP
+        >>> model.continuation_logprobs("2 + 2 =", [" 4"])[0].mean                       # doctest: +SKIP
         -0.0123
         """
         if not self.compatible:
