@@ -210,11 +210,11 @@ def likelihood_fields(scores: Sequence[Logprobs] | None) -> dict[str, Any]:
     """
     if scores is None:
         return {}
+    best = max(scores, key=lambda s: s.mean)
     per = [
         {"answer": s.continuation, "tokens": s.n, "total": round(s.total, 5), "mean": round(s.mean, 5)} for s in scores
     ]
-    best = max(per, key=lambda x: float(x["mean"]))
-    return {"likelihood": best["mean"], "likelihood_total": best["total"], "answer_logprobs": per}
+    return {"likelihood": round(best.mean, 5), "likelihood_total": round(best.total, 5), "answer_logprobs": per}
 
 
 def _row(
