@@ -32,6 +32,8 @@ from litm._version import __version__
 from litm.bench.analysis import fold_profiles
 from litm.bench.data import QAItem, load_items
 from litm.bench.design import (
+    ARMS,
+    NQ_ARMS,
     STRATEGIES,
     arrangement,
     build_prompt,
@@ -70,6 +72,8 @@ class BenchConfig:
     direct_ranks: tuple[int, ...] = ()  # empty: 1, the middle and k
     ablation_questions: int = 30
     ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
+    #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench.design.ARMS`).
+    ablation_arms: tuple[str, ...] = NQ_ARMS
     controls: bool = True
     max_tokens: int = 16
     seed: int = 0
@@ -88,6 +92,9 @@ class BenchConfig:
         bad = [s for s in self.strategies if s not in STRATEGIES]
         if bad:
             raise BenchError(f"unknown strategies {bad}; choose from {', '.join(STRATEGIES)}")
+        bad = [a for a in self.ablation_arms if a not in ARMS or a == "plain"]
+        if bad:
+            raise BenchError(f"unknown ablation arms {bad}; choose from {', '.join(a for a in ARMS if a != 'plain')}")
         if self.max_tokens < 1:
             raise BenchError("max_tokens must be >= 1")
         if self.prompt_format not in ("auto", "completion", "chat"):
@@ -162,7 +169,7 @@ def stage1_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
             if i < config.ablation_questions:
                 for s in config.checkpoints(k, config.ablation_slots):
                     docs = _docs_for(item, k, s, none_order)
-                    for arm in ("plain-both", "anchored", "anchored-both"):
+                    for arm in config.ablation_arms:
                         meta = {"phase": "ablation", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": arm}
                         key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
                         yield Job(key, build_prompt(docs, none_order, item.question, arm), item, meta)
@@ -282,7 +289,12 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
             "prompt_format": config.resolved_format(model),
             "likelihood": config.resolved_likelihood(model),
         },
-        "config": {**asdict(config), "ks": list(config.ks), "strategies": list(config.strategies)},
+        "config": {
+            **asdict(config),
+            "ks": list(config.ks),
+            "strategies": list(config.strategies),
+            "ablation_arms": list(config.ablation_arms),
+        },
         "model": {
             "name": model.name,
             "spec": getattr(model, "spec", ""),

@@ -43,6 +43,9 @@ def bench_cmd(
         30, "--ablation", min=0, help="Questions for the anchor / question-position ablation."
     ),
     ablation_slots: list[str] = typer.Option([], "--ablation-slots", help="Slots of the ablation (default 1,mid,k)."),
+    arms: list[str] = typer.Option(
+        [], "--arms", help="Ablation prompt arms (default plain-both,anchored,anchored-both; also default, bracket)."
+    ),
     no_controls: bool = typer.Option(False, "--no-controls", help="Skip the closed-book and oracle controls."),
     max_tokens: int = typer.Option(16, "--max-tokens", min=1, help="Answer length cap (first line is scored)."),
     seed: int = typer.Option(0, "--seed", help="Question split seed."),
@@ -61,7 +64,7 @@ def bench_cmd(
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots and report.html."),
 ) -> None:
     """Benchmark placement strategies and anchors on NQ-Open multi-document QA; write results and a report."""
-    from litm.bench.design import STRATEGIES
+    from litm.bench.design import NQ_ARMS, STRATEGIES
     from litm.bench.outputs import write_outputs
     from litm.bench.runner import BenchConfig, run_bench
     from litm.models import load_model
@@ -76,6 +79,7 @@ def bench_cmd(
         direct_ranks=_ints(direct_ranks),
         ablation_questions=ablation,
         ablation_slots=_ints(ablation_slots),
+        ablation_arms=_split(arms) or NQ_ARMS,
         controls=not no_controls,
         max_tokens=max_tokens,
         seed=seed,
