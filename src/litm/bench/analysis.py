@@ -34,6 +34,7 @@ __all__ = [
     "ablation_cells",
     "ablation_vs_plain",
     "best_fixed",
+    "call_totals",
     "dead_zone_test",
     "derived_cells",
     "direct_check",
@@ -330,7 +331,9 @@ def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]
     plain = {
         (str(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
     }
-    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and len(got) >= 3}
+    # Every arm this run asked for: a question-slot still missing one is left out, not compared on fewer arms.
+    every = {a for got in arms.values() for a in got}
+    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and set(got) == every}
 
 
 def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
@@ -402,12 +405,17 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
             "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
             "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},
         }
+    out["calls"] = call_totals(rows)
+    return out
+
+
+def call_totals(rows: Rows) -> dict[str, Any]:
+    """Rows, model calls, model seconds and prompt tokens evaluated (prefill after the KV cache) of a run."""
     prefill = sum(int(r.get("input_tokens") or 0) - int(r.get("cached_tokens") or 0) for r in rows)
-    out["calls"] = {
+    return {
         "rows": len(rows),
         "answered": sum(1 for r in rows if "same_prompt_as" not in r),
         "model_seconds": round(sum(float(r.get("latency_s") or 0) for r in rows if "same_prompt_as" not in r), 1),
         "prompt_tokens_evaluated": prefill,
         "modes": sorted({str(r.get("mode")) for r in rows}),
     }
-    return out

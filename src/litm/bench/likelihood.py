@@ -38,7 +38,7 @@ from litm.bench.analysis import (
 from litm.bench.design import STRATEGIES
 from litm.eval.stats import bootstrap_mean_ci, mcnemar_exact, mean_ci
 
-__all__ = ["likelihood_summary", "middle_vs_edges", "slot_likelihood", "strategy_likelihood"]
+__all__ = ["likelihood_summary", "middle_vs_edges", "paired_difference", "slot_likelihood", "strategy_likelihood"]
 
 Rows = Sequence[Mapping[str, Any]]
 FIELD = "likelihood"
@@ -57,7 +57,13 @@ def slot_likelihood(rows: Rows, k: int) -> list[dict[str, Any]]:
     return out
 
 
-def _paired(diffs: Sequence[float]) -> dict[str, Any]:
+def paired_difference(diffs: Sequence[float]) -> dict[str, Any]:
+    """Per-question differences: their mean with a 95% interval, how many are below / above 0, exact sign test.
+
+    >>> d = paired_difference([-1.0, -0.5, -0.25, 0.25])
+    >>> d["lower"], d["higher"], d["p_value"]
+    (3, 1, 0.625)
+    """
     mean, lo, hi = mean_ci(diffs)
     lower = sum(d < 0 for d in diffs)
     higher = sum(d > 0 for d in diffs)
@@ -81,8 +87,8 @@ def middle_vs_edges(rows: Rows, k: int) -> dict[str, Any] | None:
     middle = {q: sum(v[s] for s in mid) / len(mid) for q, v in values.items()}
     return {
         "middle_slots": mid,
-        "vs_last": _paired([middle[q] - v[k] for q, v in values.items()]),
-        "vs_first": _paired([middle[q] - v[1] for q, v in values.items()]),
+        "vs_last": paired_difference([middle[q] - v[k] for q, v in values.items()]),
+        "vs_first": paired_difference([middle[q] - v[1] for q, v in values.items()]),
     }
 
 

@@ -30,9 +30,10 @@ from typing import Any, cast
 
 from litm._version import __version__
 from litm.bench.analysis import fold_profiles
-from litm.bench.data import QAItem, load_items
+from litm.bench.data import QAItem
 from litm.bench.design import (
     ARMS,
+    GOLD_DESIGNS,
     NQ_ARMS,
     STRATEGIES,
     arrangement,
@@ -41,19 +42,27 @@ from litm.bench.design import (
     fold_of,
     seed_of,
 )
+from litm.bench.goldsets import goldset_jobs
+from litm.bench.sources import describe, load_bench_items
 from litm.errors import EvalError
 from litm.eval.results import ResultsLog, changed_settings
 from litm.eval.runs import completion_fields, model_mode
-from litm.eval.scoring import score_output
+from litm.eval.scoring import exact_match, score_output, token_f1
 from litm.models.base import Completion, Model, PromptInput, run_each
 from litm.models.logprobs import Logprobs, ScoresContinuations, supports_logprobs
+from litm.placement.profile import PositionProfile
 from litm.util.progress import progress as make_progress
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
 
 BENCH_VERSION = 1
 RESULTS = "bench.jsonl"
-_IDENTITY_DEFAULTS: dict[str, Any] = {"prompt_format": "completion", "likelihood": False}
+_IDENTITY_DEFAULTS: dict[str, Any] = {
+    "prompt_format": "completion",
+    "likelihood": False,
+    "data": "nq",
+    "retriever": "auto",
+}
 SETTINGS = "run.json"
 
 
@@ -74,6 +83,12 @@ class BenchConfig:
     ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
     #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench.design.ARMS`).
     ablation_arms: tuple[str, ...] = NQ_ARMS
+    #: Gold-set designs of a multi-gold question that get the ablation arms (see :mod:`litm.bench.goldsets`).
+    ablation_designs: tuple[str, ...] = ("middle",)
+    #: ``nq``, ``hotpotqa``, ``2wiki`` or a data file, and where the retriever order comes from
+    #: (:mod:`litm.bench.sources`).
+    data: str = "nq"
+    retriever: str = "auto"
     controls: bool = True
     max_tokens: int = 16
     seed: int = 0
@@ -95,6 +110,9 @@ class BenchConfig:
         bad = [a for a in self.ablation_arms if a not in ARMS or a == "plain"]
         if bad:
             raise BenchError(f"unknown ablation arms {bad}; choose from {', '.join(a for a in ARMS if a != 'plain')}")
+        bad = [d for d in self.ablation_designs if d not in GOLD_DESIGNS]
+        if bad:
+            raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
         if self.max_tokens < 1:
             raise BenchError("max_tokens must be >= 1")
         if self.prompt_format not in ("auto", "completion", "chat"):
@@ -121,7 +139,13 @@ class BenchConfig:
 
     def identity(self) -> dict[str, Any]:
         """The settings that define the prompts and the scoring: a resume must match them."""
-        return {"bench_version": BENCH_VERSION, "max_tokens": self.max_tokens, "seed": self.seed}
+        return {
+            "bench_version": BENCH_VERSION,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "data": self.data,
+            "retriever": self.retriever,
+        }
 
 
 @dataclass(frozen=True)
@@ -156,9 +180,25 @@ def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> lis
     return [ranked[r - 1] for r in order]
 
 
-def stage1_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
-    """Slot prompts, ablation arms and controls, question by question."""
+def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionProfile | None = None) -> Iterator[Job]:
+    """Slot prompts, ablation arms and controls, question by question (a multi-gold question: its gold-set
+    designs, arms, strategies and controls, see :mod:`litm.bench.goldsets`; ``profile`` drives its
+    ``profile`` strategy)."""
     for i, item in enumerate(items):
+        if item.more_golds:
+            for j, k in enumerate(config.ks):
+                prompts = goldset_jobs(
+                    item,
+                    k,
+                    strategies=config.strategies,
+                    arms=config.ablation_arms if i < config.ablation_questions else (),
+                    ablation_designs=config.ablation_designs,
+                    direct=i < config.direct_questions,
+                    controls=config.controls and j == 0,
+                    profile=profile,
+                )
+                yield from (Job(key, prompt, item, meta) for key, prompt, meta in prompts)
+            continue
         for k in config.ks:
             none_order = list(range(1, k + 1))
             for s in range(k, 0, -1):
@@ -184,6 +224,8 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
     for k in config.ks:
         profiles = fold_profiles(rows, k)
         for i, item in enumerate(items[: config.direct_questions]):
+            if item.more_golds:
+                continue  # placed in stage 1, from the retriever's own gold ranks
             fold = fold_of(i)
             for name in config.strategies:
                 profile = profiles.get(1 - fold)
@@ -246,6 +288,8 @@ def _row(
         "first_line": score.first_line,
         "hit": score.hit,
         "miss": score.miss,
+        "em": exact_match(score.first_line, job.item.answers),
+        "f1": round(token_f1(score.first_line, job.item.answers), 4),
         **likelihood_fields(scores),
         **completion_fields(done),
         "prompt_sha": prompt_sha,
@@ -306,7 +350,7 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
         "litm_version": __version__,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "data": "NQ-Open oracle (Liu et al. 2024 release); distractors: BM25 (bm25s) over other questions' passages",
+        "data": describe(config.data, config.retriever),
     }
 
 
@@ -332,8 +376,13 @@ def run_bench(
     progress: bool = True,
     command: str | None = None,
     items: Sequence[QAItem] | None = None,
+    profile: PositionProfile | None = None,
 ) -> BenchRun:
-    """Run (or resume) the benchmark into ``out_dir`` and return every row; see the module docstring."""
+    """Run (or resume) the benchmark into ``out_dir`` and return every row; see the module docstring.
+
+    ``items`` default to the first ``config.questions`` of ``config.data``; ``profile`` is the measured profile
+    the multi-gold questions' ``profile`` strategy uses (single-gold runs measure their own, per fold).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = _settings(model, config, command)
@@ -344,7 +393,12 @@ def run_bench(
         settings["resumed"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     if items is None:
-        items = load_items(config.questions, k=max(config.ks), seed=config.seed)
+        items, found = load_bench_items(
+            config.data, questions=config.questions, k=max(config.ks), retriever=config.retriever, seed=config.seed
+        )
+        if found["left_out"]:
+            settings["left_out"] = found["left_out"]
+            (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     log = ResultsLog(out / RESULTS)
     if log.rows and not resume:
         raise BenchError(f"{out / RESULTS} already has rows; pass --resume")
@@ -386,7 +440,7 @@ def run_bench(
                 )
                 run.reused += 1
 
-        go("slots+controls", list(stage1_jobs(items, config)))
+        go("slots+controls", list(stage1_jobs(items, config, profile)))
         go("direct", list(stage2_jobs(items, config, log.rows)))
     run.rows = log.rows
     return run
