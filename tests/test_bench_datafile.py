@@ -164,3 +164,12 @@ def test_load_bench_items_for_each_source(tmp_path: Path) -> None:
         load_bench_items("hotpotqa", questions=1, k=10, retriever="tfidf")
     with pytest.raises(InvalidOptionError, match="unknown bundled data set"):
         load_records("musique")
+
+
+def test_the_documented_example_file_parses() -> None:
+    path = Path(__file__).resolve().parents[1] / "docs" / "bench-data-example.jsonl"
+    tesla, eiffel = read_records(path)
+    assert len(tesla.golds) == 2 and tesla.order == "score" and tesla.kind == "bridge"
+    assert eiffel.order == "rank" and eiffel.documents[0].title == "Tokyo Tower" and eiffel.golds[0].rank == 2
+    items, left_out = to_items([tesla, eiffel], 3)
+    assert [i.gold_ranks for i in items] == [(1, 2), (2,)] and left_out == []
