@@ -19,9 +19,8 @@ from litm.bench.outputs import refresh_outputs
 from litm.bench.runner import BenchConfig, BenchError, run_bench
 from litm.cli import app
 from litm.errors import DataFileError
-from litm.models.base import Completion, GenerationRequest, Model
 from litm.models.spec import register_backend, unregister_backend
-from litm.probe.testing import WordTokenizer
+from test_bench_runner import EdgeModel
 
 K = 6
 
@@ -39,27 +38,15 @@ def _records() -> list[dict[str, Any]]:
     return out
 
 
-class TwoEdgesModel(Model):
+class TwoEdgesModel(EdgeModel):
     """Answers a question only when every gold document is among the first two or the last two documents."""
 
     name = "two-edges"
     spec = "twoedges:test"
 
     def __init__(self, records: list[dict[str, Any]]) -> None:
+        super().__init__({})
         self.by_question = {r["question"]: r for r in records}
-        self.calls = 0
-
-    @property
-    def supports_chat(self) -> bool:
-        return False
-
-    @property
-    def context_window(self) -> int:
-        return 100_000
-
-    @property
-    def tokenizer(self) -> WordTokenizer:
-        return WordTokenizer()
 
     def reply(self, prompt: str) -> str:
         question = prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
@@ -72,11 +59,6 @@ class TwoEdgesModel(Model):
         slots = [i + 1 for i, d in enumerate(order) if d.get("gold")]
         edges = n <= 4 or all(s <= 2 or s > n - 2 for s in slots)
         return f" {record['answers'][0]}" if edges and slots else " the filler"
-
-    def _generate(self, request: GenerationRequest) -> Completion:
-        assert isinstance(request.prompt, str)
-        self.calls += 1
-        return Completion(self.reply(request.prompt), 10, 3, 0.001, "stop", self.name)
 
 
 @pytest.fixture()
@@ -162,3 +144,31 @@ def test_cli_bench_data_file(tmp_path: Path, data_file: Path, twoedges_backend: 
     # A LitmError: litm's entry point prints it as one "litm: error: ..." line and exits 2.
     assert isinstance(res.exception, DataFileError) and res.exit_code != 0
     assert str(res.exception).startswith(f"{broken}:1: documents: no gold document") and "\n" not in str(res.exception)
+
+
+def test_hotpotqa_on_the_embedded_model(tmp_path: Path) -> None:
+    from litm.models import load_model
+
+    model = load_model("local", n_threads=1)
+    config = BenchConfig(
+        questions=1,
+        ks=(4,),
+        data="hotpotqa",
+        retriever="bm25",
+        strategies=("none", "edges"),
+        ablation_arms=("bracket",),
+        ablation_questions=1,
+        direct_questions=1,
+        likelihood="on",
+    )
+    run = run_bench(model, config, tmp_path, progress=False)
+    phases = sorted(str(r["phase"]) for r in run.rows)
+    assert phases == ["ablation", "closed", "design", "design", "design", "design", "direct", "direct", "oracle"]
+    for r in run.rows:
+        assert r["answers"] == ["yes"] and isinstance(r["em"], bool) and 0.0 <= r["f1"] <= 1.0
+        assert r["likelihood"] < 0 and r["answer_logprobs"][0]["answer"] == " yes"  # a completion prompt
+    bracket = next(r for r in run.rows if r["phase"] == "ablation")
+    assert bracket["design"] == "middle" and bracket["gold_slots"] == [2, 3]
+    s = goldset_summary(run.rows)["by_k"]["4"]
+    assert s["questions"] == 1 and set(s["designs"]) == {"early", "middle", "split", "late"}
+    assert "bm25" in run.settings["data"] and run.settings["identity"]["retriever"] == "bm25"

@@ -30,13 +30,6 @@ ANSWERS = [" Wilhelm Conrad Röntgen", " Albert Einstein", " <start_of_turn>"]
 
 
 @pytest.fixture(scope="module")
-def gemma() -> LocalModel:
-    model = load_model("local")
-    assert isinstance(model, LocalModel)
-    return model
-
-
-@pytest.fixture(scope="module")
 def reference(gemma: LocalModel) -> Iterator[object]:
     """The same file in llama-cpp-python with every position's logits kept (the hand computation)."""
     llm = llama_cpp.Llama(
