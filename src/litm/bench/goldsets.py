@@ -53,6 +53,7 @@ GOLDSET_STRATEGIES: tuple[str, ...] = ("none", "edges", "pyramid", "random", "pr
 #: Row fields compared: 0/1 metrics get Wilson intervals, the others a mean with a normal interval.
 METRICS: tuple[str, ...] = ("em", "f1", "hit", "likelihood")
 _BINARY = frozenset({"em", "hit"})
+_DESIGN_ORDER = {d: i for i, d in enumerate(GOLD_DESIGNS)}
 
 Rows = Sequence[Mapping[str, Any]]
 Prompt = tuple[str, str, dict[str, Any]]
@@ -163,7 +164,7 @@ def goldset_summary(rows: Rows) -> dict[str, Any]:
         qids = _complete(designs, GOLD_DESIGNS)
         entry: dict[str, Any] = {
             "questions": len(qids),
-            "designs": _table(designs, qids),
+            "designs": {d: t for d, t in sorted(_table(designs, qids).items(), key=lambda x: _DESIGN_ORDER[x[0]])},
             "middle_vs": {d: _paired(designs, "middle", d, qids) for d in GOLD_DESIGNS if d != "middle"},
         }
         direct = {m: _values(rows, k, "direct", "strategy", m) for m in METRICS}
