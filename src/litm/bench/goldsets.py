@@ -123,6 +123,8 @@ def _cell(values: Sequence[float], metric: str) -> dict[str, Any]:
     if metric in _BINARY:
         return Cell(int(sum(values)), len(values)).to_dict()
     mean, lo, hi = mean_ci(values)
+    if metric == "f1":  # bounded: a normal interval on few questions would spill past 0 and 1
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
     return {"mean": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4), "n": len(values)}
 
 
