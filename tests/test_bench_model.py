@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from litm.bench.data import load_items
 from litm.bench.outputs import write_outputs
-from litm.bench.runner import BenchConfig, run_bench
+from litm.bench.runner import BenchConfig, run_bench, stage1_jobs
 
 pytest.importorskip("bm25s")
 pytest.importorskip("matplotlib")
@@ -35,6 +36,11 @@ def test_small_real_run_and_report(tmp_path: Path) -> None:
     assert all(r["input_tokens"] > 200 for r in slot_rows)
     assert {r["strategy"] for r in run.rows if r["phase"] == "direct"} == {"none", "pyramid", "profile"}
     assert sum(r["phase"] in ("closed", "oracle") for r in run.rows) == 4
+    # Likelihood is on for a local model: each row's value is the model's own score of the answers on that prompt.
+    assert run.settings["identity"]["likelihood"] is True
+    job = next(j for j in stage1_jobs(load_items(2, k=3), config) if j.key == slot_rows[0]["key"])
+    scores = model.continuation_logprobs(job.prompt, [f" {a}" for a in job.item.answers])  # type: ignore[attr-defined]
+    assert slot_rows[0]["likelihood"] == pytest.approx(max(x.mean for x in scores), abs=1e-4)
     out = write_outputs(tmp_path, run.rows, run.settings)
     summary = json.loads(out.summary_path.read_text(encoding="utf-8"))["by_k"]["3"]
     dc = summary["direct_check"]

@@ -51,16 +51,19 @@ class EdgeModel(Model):
     def tokenizer(self) -> WordTokenizer:
         return WordTokenizer()
 
-    def _generate(self, request: GenerationRequest) -> Completion:
-        prompt = request.prompt
-        assert isinstance(prompt, str)
-        self.calls += 1
+    def reply(self, prompt: str) -> str:
+        """The answer when the document holding it is first or last, else " I do not know"."""
         question = prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
         answer = self.answers[question]
         docs = _SPLIT.split(prompt)[1:]
         where = [i for i, d in enumerate(docs) if normalize(answer) in normalize(d)]
-        text = f" {answer}" if where and where[0] in (0, len(docs) - 1) else " I do not know"
-        return Completion(text, 10, 3, 0.001, "stop", self.name)
+        return f" {answer}" if where and where[0] in (0, len(docs) - 1) else " I do not know"
+
+    def _generate(self, request: GenerationRequest) -> Completion:
+        prompt = request.prompt
+        assert isinstance(prompt, str)
+        self.calls += 1
+        return Completion(self.reply(prompt), 10, 3, 0.001, "stop", self.name)
 
 
 @pytest.fixture(scope="module")

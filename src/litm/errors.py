@@ -267,3 +267,18 @@ class IndexMismatchError(LitmError, ValueError):
 class RetrievalError(LitmError, ValueError):
     """A retrieval setting or request is invalid (``k < 1``, a chunk size the tokenizer cannot meet, an unknown
     retriever or vector backend, a dense search on an index built without vectors)."""
+
+
+class LogprobsUnavailableError(ModelError, NotImplementedError):
+    """A model cannot give the log-probabilities of a prompt's continuation (no prompt logprobs in its API, or
+    a server whose echoed log-probabilities fail litm's consistency check)."""
+
+
+class DataFileError(InputFormatError):
+    """A benchmark data file (JSON Lines) breaks the documented format; ``line`` and ``field`` say where."""
+
+    def __init__(self, message: str, *, path: str = "", line: int = 0, field: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.field = field

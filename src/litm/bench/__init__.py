@@ -1,4 +1,7 @@
-"""Does placement help? A strategy benchmark on real multi-document QA (NQ-Open), with plots and a report.
+"""Does placement help? A strategy benchmark on real multi-document QA, with plots and a report.
+
+The data: the bundled NQ-Open (one gold passage), HotpotQA and 2WikiMultihopQA (several gold paragraphs; see
+:mod:`litm.bench.goldsets`), or your own JSON Lines file (:mod:`litm.bench.datafile`, ``litm bench --data``).
 
 ``litm bench --model local`` (or :func:`run_bench` + :func:`write_outputs`) measures accuracy with the gold
 passage in each final slot among BM25-mined distractors, derives each placement strategy's accuracy for each
@@ -27,19 +30,35 @@ from litm.bench.analysis import (
     summarize,
 )
 from litm.bench.data import Passage, QAItem, contains_answer, eligible_questions, load_items, mine_distractors
-from litm.bench.design import ARMS, STRATEGIES, arrangement, build_prompt, closed_book_prompt, gold_slot
+from litm.bench.datafile import DataDoc, DataRecord, read_records
+from litm.bench.design import (
+    ARMS,
+    GOLD_DESIGNS,
+    STRATEGIES,
+    arrangement,
+    build_prompt,
+    closed_book_prompt,
+    gold_slot,
+    gold_slots,
+)
+from litm.bench.goldsets import goldset_summary
+from litm.bench.multihop import load_records
 from litm.bench.outputs import BenchOutputs, refresh_outputs, write_outputs
 from litm.bench.runner import BENCH_VERSION, BenchConfig, BenchError, BenchRun, run_bench
+from litm.bench.sources import load_bench_items
 
 __all__ = [
     "ARMS",
     "BENCH_VERSION",
+    "GOLD_DESIGNS",
     "RANK_DISTRIBUTIONS",
     "STRATEGIES",
     "BenchConfig",
     "BenchError",
     "BenchOutputs",
     "BenchRun",
+    "DataDoc",
+    "DataRecord",
     "Passage",
     "QAItem",
     "arrangement",
@@ -54,9 +73,14 @@ __all__ = [
     "gain_intervals",
     "gap_recovered",
     "gold_slot",
+    "gold_slots",
+    "goldset_summary",
+    "load_bench_items",
     "load_items",
+    "load_records",
     "mine_distractors",
     "rank_weights",
+    "read_records",
     "refresh_outputs",
     "run_bench",
     "slot_cells",

@@ -24,9 +24,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement
+from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
 from litm.errors import InvalidOptionError
-from litm.eval.stats import Cell, fisher_less, mcnemar_exact
+from litm.eval.stats import Cell, bootstrap_mean_ci, fisher_less, mcnemar_exact
 from litm.placement.profile import PositionProfile
 
 __all__ = [
@@ -34,16 +34,21 @@ __all__ = [
     "ablation_cells",
     "ablation_vs_plain",
     "best_fixed",
+    "call_totals",
     "dead_zone_test",
     "derived_cells",
     "direct_check",
+    "expected_gains",
     "fold_profiles",
     "gain_intervals",
     "gap_recovered",
+    "middle_slots",
     "question_folds",
+    "question_orders",
     "rank_weights",
     "slot_cells",
     "slot_hits",
+    "slot_values",
     "summarize",
 ]
 
@@ -71,20 +76,45 @@ def rank_weights(name: str, k: int) -> list[float]:
     return [w / total for w in raw]
 
 
-def slot_hits(rows: Rows, k: int, fold: int | None = None) -> dict[int, dict[int, bool]]:
+def slot_hits(rows: Rows, k: int, fold: int | None = None) -> dict[str, dict[int, bool]]:
     """``{qid: {slot: hit}}`` for questions with all ``k`` slot prompts finished (optionally one fold)."""
-    by: dict[int, dict[int, bool]] = defaultdict(dict)
-    folds: dict[int, int] = {}
+    by: dict[str, dict[int, bool]] = defaultdict(dict)
+    folds: dict[str, int] = {}
     for r in rows:
         if r.get("phase") == "slot" and r.get("k") == k:
-            by[int(r["qid"])][int(r["slot"])] = bool(r["hit"])
-            folds[int(r["qid"])] = int(r.get("fold", 0))
+            by[str(r["qid"])][int(r["slot"])] = bool(r["hit"])
+            folds[str(r["qid"])] = int(r.get("fold", 0))
     return {q: s for q, s in by.items() if len(s) == k and (fold is None or folds[q] == fold)}
 
 
-def question_folds(rows: Rows) -> dict[int, int]:
+def slot_values(rows: Rows, k: int, field: str = "hit", fold: int | None = None) -> dict[str, dict[int, float]]:
+    """``{qid: {slot: value}}`` of a row field (``hit`` as 0/1, ``likelihood``) for questions with all ``k`` slots.
+
+    A question counts only when every one of its ``k`` slot rows has the field (runs recorded before a
+    metric existed lack it).
+    """
+    by: dict[str, dict[int, float]] = defaultdict(dict)
+    folds: dict[str, int] = {}
+    for r in rows:
+        if r.get("phase") == "slot" and r.get("k") == k and r.get(field) is not None:
+            by[str(r["qid"])][int(r["slot"])] = float(r[field])
+            folds[str(r["qid"])] = int(r.get("fold", 0))
+    return {q: s for q, s in by.items() if len(s) == k and (fold is None or folds[q] == fold)}
+
+
+def middle_slots(k: int) -> list[int]:
+    """The central half of ``k`` slots, first and last excluded: the dead zone the tests pool (3-8 of 10).
+
+    >>> middle_slots(10), middle_slots(20)[0], middle_slots(20)[-1]
+    ([3, 4, 5, 6, 7, 8], 6, 15)
+    """
+    lo, hi = k // 4, k - k // 4  # central half, 0-based [lo, hi)
+    return [i + 1 for i in range(k) if lo <= i < hi and 0 < i < k - 1]
+
+
+def question_folds(rows: Rows) -> dict[str, int]:
     """``{qid: fold}`` as recorded in the rows."""
-    return {int(r["qid"]): int(r.get("fold", 0)) for r in rows if "qid" in r}
+    return {str(r["qid"]): int(r.get("fold", 0)) for r in rows if "qid" in r}
 
 
 def slot_cells(rows: Rows, k: int, fold: int | None = None) -> list[Cell]:
@@ -107,20 +137,20 @@ def fold_profiles(rows: Rows, k: int) -> dict[int, PositionProfile]:
     return out
 
 
-def _orders(name: str, k: int, qid: int, fold: int, profiles: Mapping[int, PositionProfile]) -> list[int] | None:
+def _orders(name: str, k: int, qid: str, fold: int, profiles: Mapping[int, PositionProfile]) -> list[int] | None:
     if name == "profile":
         profile = profiles.get(1 - fold)
         return None if profile is None else arrangement(name, k, profile=profile)
-    return arrangement(name, k, seed=qid)
+    return arrangement(name, k, seed=seed_of(qid))
 
 
-def _question_orders(rows: Rows, k: int, strategies: Sequence[str]) -> dict[str, dict[int, list[int]]]:
+def question_orders(rows: Rows, k: int, strategies: Sequence[str]) -> dict[str, dict[str, list[int]]]:
     """Per strategy, the order it gives each finished question (``profile``: the other fold's profile)."""
     hits = slot_hits(rows, k)
     folds = question_folds(rows)
     profiles = fold_profiles(rows, k)
     fixed = {name: arrangement(name, k) for name in strategies if name not in ("random", "profile")}
-    out: dict[str, dict[int, list[int]]] = {}
+    out: dict[str, dict[str, list[int]]] = {}
     for name in strategies:
         out[name] = {}
         for qid in hits:
@@ -134,7 +164,7 @@ def derived_cells(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) ->
     """Per strategy, accuracy at gold ranks 1..k derived from the slot measurements (see module doc)."""
     hits = slot_hits(rows, k)
     out: dict[str, list[Cell]] = {}
-    for name, orders in _question_orders(rows, k, strategies).items():
+    for name, orders in question_orders(rows, k, strategies).items():
         counts = [[0, 0] for _ in range(k)]
         for qid, order in orders.items():
             for r in range(1, k + 1):
@@ -152,34 +182,38 @@ def gain_intervals(
     *,
     resamples: int = 2000,
     seed: int = 0,
+    field: str = "hit",
 ) -> dict[str, tuple[float, float]]:
-    """Paired 95% bootstrap interval of each strategy's expected-accuracy gain over ``none``.
+    """Paired 95% bootstrap interval of each strategy's expected gain over ``none`` in a slot metric.
 
     Every question is answered in every slot, so a strategy and ``none`` are compared on the same questions:
-    per question, the gain is ``sum_r p(r) (hit at X's slot for r - hit at none's slot for r)``, and the
-    questions are resampled (seeded, so the interval is reproducible). An interval that contains 0 means the
-    run cannot tell the strategy from rank order.
+    per question, the gain is ``sum_r p(r) (value at X's slot for r - value at none's slot for r)`` (the
+    value: ``hit``, or ``likelihood``), and the questions are resampled (seeded, so the interval is
+    reproducible). An interval that contains 0 means the run cannot tell the strategy from rank order.
     """
-    import random
+    return {
+        name: bootstrap_mean_ci(diffs, resamples=resamples, seed=seed)
+        for name, diffs in expected_gains(rows, k, distribution, strategies, field=field).items()
+        if diffs
+    }
 
-    hits = slot_hits(rows, k)
+
+def expected_gains(
+    rows: Rows, k: int, distribution: str, strategies: Sequence[str] = STRATEGIES, *, field: str = "hit"
+) -> dict[str, list[float]]:
+    """Per strategy, each question's expected ``field`` value minus rank order's, under a gold rank distribution."""
+    values = slot_values(rows, k, field)
     w = rank_weights(distribution, k)
-    orders = _question_orders(rows, k, ("none", *[s for s in strategies if s != "none"]))
+    orders = question_orders(rows, k, ("none", *[s for s in strategies if s != "none"]))
 
-    def expected(order: list[int], qid: int) -> float:
-        return sum(p * hits[qid][order.index(r) + 1] for r, p in enumerate(w, 1))
+    def expected(order: list[int], qid: str) -> float:
+        return sum(p * values[qid][order.index(r) + 1] for r, p in enumerate(w, 1))
 
-    out: dict[str, tuple[float, float]] = {}
-    for name, by_q in orders.items():
-        qids = [q for q in by_q if q in orders["none"]]
-        if not qids:
-            continue
-        diffs = [expected(by_q[q], q) - expected(orders["none"][q], q) for q in qids]
-        rng = random.Random(seed)  # the same draws for every strategy: equal orders get equal intervals
-        means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples))
-        lo, hi = means[int(0.025 * resamples)], means[min(int(0.975 * resamples), resamples - 1)]
-        out[name] = (round(lo, 4) + 0.0, round(hi, 4) + 0.0)
-    return out
+    base = orders["none"]
+    return {
+        name: [expected(by_q[q], q) - expected(base[q], q) for q in by_q if q in base and q in values]
+        for name, by_q in orders.items()
+    }
 
 
 def gap_recovered(
@@ -223,15 +257,14 @@ def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:
     Pooling avoids picking the worst slot after the fact. The same questions fill every slot, so the
     test treats paired answers as independent: read the p-value as a guide, not an exact level.
     """
-    k = len(slots)
-    lo, hi = k // 4, k - k // 4  # central half, 0-based [lo, hi)
-    middle = [c for i, c in enumerate(slots) if lo <= i < hi and 0 < i < k - 1]
+    mid = middle_slots(len(slots))
+    middle = [slots[i - 1] for i in mid]
     edge = [slots[0], slots[-1]]
     m = Cell(sum(c.hits for c in middle), sum(c.n for c in middle))
     e = Cell(sum(c.hits for c in edge), sum(c.n for c in edge))
     p = fisher_less(m.hits, m.n, e.hits, e.n)
     return {
-        "middle_slots": [i + 1 for i, c in enumerate(slots) if c in middle and lo <= i < hi and 0 < i < k - 1],
+        "middle_slots": mid,
         "middle": m.to_dict(),
         "edges": e.to_dict(),
         "p_value": round(p, 5),
@@ -247,9 +280,9 @@ def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
     by: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     distinct: list[tuple[bool, bool]] = []
     for r in rows:
-        if r.get("phase") != "direct" or r.get("k") != k or int(r["qid"]) not in hits:
+        if r.get("phase") != "direct" or r.get("k") != k or str(r["qid"]) not in hits:
             continue
-        qid, name = int(r["qid"]), str(r["strategy"])
+        qid, name = str(r["qid"]), str(r["strategy"])
         # A run extended with more questions re-measures the profile; rows placed by an earlier profile
         # are superseded by rows placed with the current one.
         if (
@@ -258,7 +291,7 @@ def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
             and list(r["order"]) != _orders(name, k, qid, folds.get(qid, 0), profiles)
         ):
             continue
-        predicted = hits[int(r["qid"])][int(r["slot"])]
+        predicted = hits[str(r["qid"])][int(r["slot"])]
         by[str(r["strategy"])].append((bool(r["hit"]), predicted))
         if not r.get("same_prompt_as"):
             distinct.append((bool(r["hit"]), predicted))
@@ -284,21 +317,23 @@ def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _phase_cell(rows: Rows, phase: str, qids: set[int]) -> Cell:
-    hits = [bool(r["hit"]) for r in rows if r.get("phase") == phase and int(r["qid"]) in qids]
+def _phase_cell(rows: Rows, phase: str, qids: set[str]) -> Cell:
+    hits = [bool(r["hit"]) for r in rows if r.get("phase") == phase and str(r["qid"]) in qids]
     return Cell(sum(hits), len(hits))
 
 
-def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[int, int], dict[str, bool]]:
+def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]]:
     """``{(qid, slot): {arm: hit}}`` for the prompts that have every arm (plain = the slot run)."""
-    arms: dict[tuple[int, int], dict[str, bool]] = defaultdict(dict)
+    arms: dict[tuple[str, int], dict[str, bool]] = defaultdict(dict)
     for r in rows:
         if r.get("phase") == "ablation" and r.get("k") == k:
-            arms[(int(r["qid"]), int(r["slot"]))][str(r["arm"])] = bool(r["hit"])
+            arms[(str(r["qid"]), int(r["slot"]))][str(r["arm"])] = bool(r["hit"])
     plain = {
-        (int(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
+        (str(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
     }
-    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and len(got) >= 3}
+    # Every arm this run asked for: a question-slot still missing one is left out, not compared on fewer arms.
+    every = {a for got in arms.values() for a in got}
+    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and set(got) == every}
 
 
 def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
@@ -370,12 +405,17 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
             "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
             "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},
         }
+    out["calls"] = call_totals(rows)
+    return out
+
+
+def call_totals(rows: Rows) -> dict[str, Any]:
+    """Rows, model calls, model seconds and prompt tokens evaluated (prefill after the KV cache) of a run."""
     prefill = sum(int(r.get("input_tokens") or 0) - int(r.get("cached_tokens") or 0) for r in rows)
-    out["calls"] = {
+    return {
         "rows": len(rows),
         "answered": sum(1 for r in rows if "same_prompt_as" not in r),
         "model_seconds": round(sum(float(r.get("latency_s") or 0) for r in rows if "same_prompt_as" not in r), 1),
         "prompt_tokens_evaluated": prefill,
         "modes": sorted({str(r.get("mode")) for r in rows}),
     }
-    return out

@@ -17,11 +17,12 @@ Example:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from litm.bench.retrieval import index_folder, searcher
 from litm.errors import EvalError, InvalidOptionError, MissingDependencyError
 from litm.eval.datasets import nq_rows
 from litm.eval.scoring import normalize
@@ -33,23 +34,38 @@ _INSTALL = "pip install 'litm[bench]'"
 
 @dataclass(frozen=True)
 class Passage:
-    """A Wikipedia passage: ``pid`` is the NQ row index of the question it is the gold passage of."""
+    """A document: ``pid`` is its id (for NQ, the row index of the question it is the gold passage of)."""
 
-    pid: int
+    pid: int | str
     title: str
     text: str
 
 
 @dataclass(frozen=True)
 class QAItem:
-    """One question: ``qid`` (NQ row index), its answers, gold passage and distractors in BM25 rank order."""
+    """One question: its answers, gold document(s) and distractors in retriever rank order.
 
-    qid: int
+    ``qid`` is the NQ row index for the bundled data, the record's id for a data file. Multi-hop questions
+    have ``more_golds`` (every gold is needed); ``gold_ranks`` are the retriever ranks (1-based, among the
+    ``1 + len(more_golds) + len(distractors)`` documents) of ``(gold, *more_golds)`` when a retriever ranked
+    them (empty for NQ, whose design moves the gold passage through every rank); ``kind`` is the question
+    type (HotpotQA's bridge / comparison, ...).
+    """
+
+    qid: int | str
     question: str
     answers: tuple[str, ...]
     gold: Passage
     distractors: tuple[Passage, ...]
     distractor_scores: tuple[float, ...] = ()
+    more_golds: tuple[Passage, ...] = ()
+    gold_ranks: tuple[int, ...] = ()
+    kind: str = ""
+
+    @property
+    def golds(self) -> tuple[Passage, ...]:
+        """Every gold document, in retriever rank order."""
+        return (self.gold, *self.more_golds)
 
     def ranked(self, gold_rank: int, k: int) -> list[Passage]:
         """The ``k`` documents a retriever returns when it ranks the gold passage ``gold_rank`` (1-based).
@@ -58,12 +74,30 @@ class QAItem:
         >>> [p.text for p in QAItem(0, "q", ("a",), g, d).ranked(2, 4)]
         ['d1', 'g', 'd2', 'd3']
         """
-        if not 1 <= gold_rank <= k:
-            raise InvalidOptionError(f"gold_rank must be in 1..{k}, got {gold_rank}")
-        if len(self.distractors) < k - 1:
-            raise EvalError(f"question {self.qid} has {len(self.distractors)} distractors, needs {k - 1}")
-        d = list(self.distractors[: k - 1])
-        return [*d[: gold_rank - 1], self.gold, *d[gold_rank - 1 :]]
+        return self.golds_at([gold_rank], k)
+
+    def golds_at(self, slots: Sequence[int], k: int) -> list[Passage]:
+        """``k`` documents with the golds (in rank order) at final ``slots`` and the distractors, in rank order,
+        around them.
+
+        >>> g, d = (Passage("a", "A", "a"), Passage("b", "B", "b")), tuple(Passage(i, "D", f"d{i}") for i in range(3))
+        >>> [p.text for p in QAItem(0, "q", ("x",), g[0], d, more_golds=g[1:]).golds_at([1, 5], 5)]
+        ['a', 'd0', 'd1', 'd2', 'b']
+        """
+        golds = self.golds
+        if len(slots) != len(golds) or len(set(slots)) != len(slots) or not all(1 <= s <= k for s in slots):
+            raise InvalidOptionError(f"need {len(golds)} distinct gold slots in 1..{k}, got {list(slots)}")
+        if len(self.distractors) < k - len(golds):
+            raise EvalError(f"question {self.qid} has {len(self.distractors)} distractors, needs {k - len(golds)}")
+        rest = iter(self.distractors)
+        at = dict(zip(sorted(slots), golds, strict=True))
+        return [at[s] if s in at else next(rest) for s in range(1, k + 1)]
+
+    def retrieved(self) -> list[Passage]:
+        """All documents in the retriever's order (the golds at ``gold_ranks``)."""
+        if len(self.gold_ranks) != len(self.golds):
+            raise EvalError(f"question {self.qid} has no retriever ranks for its gold documents")
+        return self.golds_at(self.gold_ranks, len(self.golds) + len(self.distractors))
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
@@ -127,13 +161,24 @@ def _index() -> _Index:
     return _Index()
 
 
-def mine_distractors(qid: int, n: int) -> tuple[list[Passage], list[float]]:
-    """The ``n`` highest-scoring BM25 passages for question ``qid`` that hold none of its answers.
+@lru_cache(maxsize=3)
+def _pool_search(retriever: str) -> Callable[[str, int], list[tuple[int, float]]]:
+    """``search(query, n) -> [(pid, score)]`` over the NQ passage pool with one of litm's retrievers."""
+    pool = _index().passages
+    search = searcher(retriever, [(str(p.pid), p.title, p.text) for p in pool], index_folder("nq", retriever))
+    return lambda query, n: [(int(key), score) for key, score in search(query, n)]
 
-    Skips the question's own passage, any passage with the same normalised text as its gold passage
-    (NQ questions share passages), any passage containing an accepted answer, and repeats.
+
+def mine_distractors(qid: int, n: int, retriever: str | None = None) -> tuple[list[Passage], list[float]]:
+    """The ``n`` highest-scoring passages for question ``qid`` that hold none of its answers.
+
+    Scored by BM25 (``bm25s``, the committed runs' miner) or, given ``retriever``, by litm's ``bm25``,
+    ``dense`` or ``hybrid`` retriever. Skips the question's own passage, any passage with the same normalised
+    text as its gold passage (NQ questions share passages), any passage containing an accepted answer, and
+    repeats.
     """
     index = _index()
+    search = index.search if retriever is None else _pool_search(retriever)
     row = _rows()[qid]
     answers = [normalize(a) for a in row["answers"]]
     answers = [a for a in answers if a]
@@ -143,7 +188,7 @@ def mine_distractors(qid: int, n: int) -> tuple[list[Passage], list[float]]:
     seen = {gold_norm}
     depth = max(4 * n, 50)
     while True:
-        for pid, score in index.search(str(row["question"]), depth):
+        for pid, score in search(str(row["question"]), depth):
             if len(picked) == n:
                 return picked, scores
             text = index.norm[pid]
@@ -158,13 +203,14 @@ def mine_distractors(qid: int, n: int) -> tuple[list[Passage], list[float]]:
         picked, scores, seen, depth = [], [], {gold_norm}, depth * 4
 
 
-def load_items(n: int, *, k: int = 10, seed: int = 0, offset: int = 0) -> list[QAItem]:
-    """The first ``n`` questions of the seeded split (after ``offset``), each with ``k - 1`` distractors."""
+def load_items(n: int, *, k: int = 10, seed: int = 0, offset: int = 0, retriever: str | None = None) -> list[QAItem]:
+    """The first ``n`` questions of the seeded split (after ``offset``), each with ``k - 1`` distractors
+    (mined by ``bm25s``, or by one of litm's retrievers: see :func:`mine_distractors`)."""
     rows = _rows()
     out = []
     for qid in eligible_questions(seed)[offset : offset + n]:
         row = rows[qid]
-        distractors, scores = mine_distractors(qid, k - 1)
+        distractors, scores = mine_distractors(qid, k - 1, retriever)
         out.append(
             QAItem(
                 qid=qid,

@@ -18,7 +18,8 @@ from typing import Any
 
 from litm.bench.analysis import best_fixed
 
-__all__ = ["cell", "gain_text", "summary_markdown"]
+__all__ = ["cell", "gain_text", "likelihood_markdown", "summary_markdown"]
+
 
 def cell(c: Mapping[str, Any], *, counts: bool = False) -> str:
     """``0.25 [0.14, 0.40]`` (with ``10/40`` in front when ``counts``), from a summary cell."""
@@ -98,6 +99,7 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
             ],
         )
         out.append("")
+    out += likelihood_markdown(s.get("likelihood"))
     direct = s.get("direct_check") or {}
     if direct:
         out += [
@@ -147,6 +149,57 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
                 + ".",
                 "",
             ]
+    return out
+
+
+def _paired_text(name: str, v: Mapping[str, Any]) -> str:
+    return (
+        f"middle minus {name} {v['diff']:+.3f} [{v['lo']:+.3f}, {v['hi']:+.3f}], lower in the middle for "
+        f"{v['lower']} of {v['n']} questions (sign test p = {v['p_value']:.2g})"
+    )
+
+
+def likelihood_markdown(lk: Mapping[str, Any] | None) -> list[str]:
+    """The likelihood metric's tables: mean log-probability of the gold answer by slot, the paired middle test,
+    and each strategy's expected value (empty when the run did not score likelihoods)."""
+    if not lk:
+        return []
+    out = [
+        f"Likelihood of the gold answer (mean per-token log-probability of the likeliest accepted answer, "
+        f"teacher-forced; {lk['questions']} questions; higher = the model is pulled harder to the right answer):",
+        "",
+    ]
+    out += _table(
+        ["slot", "mean log-prob [95%]"],
+        [[str(c["slot"]), f"{c['mean']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}]"] for c in lk["slots"]],
+    )
+    out.append("")
+    mve = lk.get("middle_vs_edges")
+    if mve:
+        mid = mve["middle_slots"]
+        out += [
+            f"Paired per question, middle slots {mid[0]}-{mid[-1]}: {_paired_text('last slot', mve['vs_last'])}; "
+            f"{_paired_text('first slot', mve['vs_first'])}.",
+            "",
+        ]
+    for dist, table in (lk.get("strategies") or {}).items():
+        if not table:
+            continue
+        out += [f"Expected likelihood by strategy, gold rank distribution `{dist}`:", ""]
+        out += _table(
+            ["strategy", "expected log-prob", "gain vs `none` [paired 95%]"],
+            [
+                [
+                    f"`{name}`",
+                    f"{v['expected']:.3f}",
+                    f"{v['gain_over_none']:+.3f} [{v['gain_ci'][0]:+.3f}, {v['gain_ci'][1]:+.3f}]"
+                    if "gain_ci" in v
+                    else "-",
+                ]
+                for name, v in table.items()
+            ],
+        )
+        out.append("")
     return out
 
 

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litm.bench.analysis import fold_profiles, summarize
+from litm.bench.analysis import call_totals, fold_profiles, summarize
+from litm.bench.design import STRATEGIES
+from litm.bench.goldsets import goldset_markdown, goldset_summary
+from litm.bench.likelihood import likelihood_summary
 from litm.bench.markdown import summary_markdown
 from litm.errors import EvalError
 from litm.eval.results import read_rows
@@ -41,12 +44,23 @@ def write_outputs(
     """Analyse ``rows``; write the summary (JSON and Markdown), each fold's profile, plots and the HTML report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarize(rows, settings)
+    single = [r for r in rows if not r.get("gold_set")]
+    summary = summarize(single, settings)
+    strategies = tuple((settings.get("config") or {}).get("strategies") or STRATEGIES)
+    for k, by_k in summary["by_k"].items():
+        by_k["likelihood"] = likelihood_summary(single, int(k), strategies)
+    multi = [r for r in rows if r.get("gold_set")]
+    if multi:
+        summary["gold_sets"] = goldset_summary(multi)
+        summary["calls"] = call_totals(rows)
     summary_path = out / SUMMARY
     summary_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
-    (out / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")
+    markdown = summary_markdown(summary)
+    if multi:
+        markdown += "\n" + "\n".join(goldset_markdown(summary["gold_sets"]))
+    (out / SUMMARY_MD).write_text(markdown, encoding="utf-8")
     for k in summary["by_k"]:
-        for fold, profile in fold_profiles(rows, int(k)).items():
+        for fold, profile in fold_profiles(single, int(k)).items():
             profile.save(out / f"bench-profile-k{k}-fold{fold}.json")
     result = BenchOutputs(summary, summary_path)
     if plots:

@@ -26,30 +26,43 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from litm._version import __version__
 from litm.bench.analysis import fold_profiles
-from litm.bench.data import QAItem, load_items
+from litm.bench.data import QAItem
 from litm.bench.design import (
+    ARMS,
+    GOLD_DESIGNS,
+    NQ_ARMS,
     STRATEGIES,
     arrangement,
     build_prompt,
     closed_book_prompt,
     fold_of,
+    seed_of,
 )
+from litm.bench.goldsets import goldset_jobs
+from litm.bench.sources import describe, load_bench_items
 from litm.errors import EvalError
 from litm.eval.results import ResultsLog, changed_settings
 from litm.eval.runs import completion_fields, model_mode
-from litm.eval.scoring import score_output
+from litm.eval.scoring import exact_match, score_output, token_f1
 from litm.models.base import Completion, Model, PromptInput, run_each
+from litm.models.logprobs import Logprobs, ScoresContinuations, supports_logprobs
+from litm.placement.profile import PositionProfile
 from litm.util.progress import progress as make_progress
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
 
 BENCH_VERSION = 1
 RESULTS = "bench.jsonl"
-_IDENTITY_DEFAULTS = {"prompt_format": "completion"}
+_IDENTITY_DEFAULTS: dict[str, Any] = {
+    "prompt_format": "completion",
+    "likelihood": False,
+    "data": "nq",
+    "retriever": "auto",
+}
 SETTINGS = "run.json"
 
 
@@ -68,12 +81,23 @@ class BenchConfig:
     direct_ranks: tuple[int, ...] = ()  # empty: 1, the middle and k
     ablation_questions: int = 30
     ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
+    #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench.design.ARMS`).
+    ablation_arms: tuple[str, ...] = NQ_ARMS
+    #: Gold-set designs of a multi-gold question that get the ablation arms (see :mod:`litm.bench.goldsets`).
+    ablation_designs: tuple[str, ...] = ("middle",)
+    #: ``nq``, ``hotpotqa``, ``2wiki`` or a data file, and where the retriever order comes from
+    #: (:mod:`litm.bench.sources`).
+    data: str = "nq"
+    retriever: str = "auto"
     controls: bool = True
     max_tokens: int = 16
     seed: int = 0
     #: ``completion`` (plain prompt string), ``chat`` (the same text as one user message, through the
     #: model's chat template) or ``auto``: chat when the model has a chat template (instruct models).
     prompt_format: str = "auto"
+    #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
+    #: the model can, see :func:`litm.models.logprobs.supports_logprobs`), ``on`` or ``off``.
+    likelihood: str = "auto"
 
     def __post_init__(self) -> None:
         if self.questions < 1:
@@ -83,10 +107,24 @@ class BenchConfig:
         bad = [s for s in self.strategies if s not in STRATEGIES]
         if bad:
             raise BenchError(f"unknown strategies {bad}; choose from {', '.join(STRATEGIES)}")
+        bad = [a for a in self.ablation_arms if a not in ARMS or a == "plain"]
+        if bad:
+            raise BenchError(f"unknown ablation arms {bad}; choose from {', '.join(a for a in ARMS if a != 'plain')}")
+        bad = [d for d in self.ablation_designs if d not in GOLD_DESIGNS]
+        if bad:
+            raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
         if self.max_tokens < 1:
             raise BenchError("max_tokens must be >= 1")
         if self.prompt_format not in ("auto", "completion", "chat"):
             raise BenchError(f"prompt_format must be auto, completion or chat, got {self.prompt_format!r}")
+        if self.likelihood not in ("auto", "on", "off"):
+            raise BenchError(f"likelihood must be auto, on or off, got {self.likelihood!r}")
+
+    def resolved_likelihood(self, model: Model) -> bool:
+        """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""
+        if self.likelihood == "on" and not supports_logprobs(model):
+            raise BenchError(f"{model.spec or model.name} cannot score answer log-probabilities; use --likelihood off")
+        return self.likelihood == "on" or (self.likelihood == "auto" and supports_logprobs(model))
 
     def resolved_format(self, model: Model) -> str:
         """``completion`` or ``chat`` for this model (``auto``: chat exactly when the model supports it)."""
@@ -101,7 +139,13 @@ class BenchConfig:
 
     def identity(self) -> dict[str, Any]:
         """The settings that define the prompts and the scoring: a resume must match them."""
-        return {"bench_version": BENCH_VERSION, "max_tokens": self.max_tokens, "seed": self.seed}
+        return {
+            "bench_version": BENCH_VERSION,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "data": self.data,
+            "retriever": self.retriever,
+        }
 
 
 @dataclass(frozen=True)
@@ -136,9 +180,25 @@ def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> lis
     return [ranked[r - 1] for r in order]
 
 
-def stage1_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
-    """Slot prompts, ablation arms and controls, question by question."""
+def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionProfile | None = None) -> Iterator[Job]:
+    """Slot prompts, ablation arms and controls, question by question (a multi-gold question: its gold-set
+    designs, arms, strategies and controls, see :mod:`litm.bench.goldsets`; ``profile`` drives its
+    ``profile`` strategy)."""
     for i, item in enumerate(items):
+        if item.more_golds:
+            for j, k in enumerate(config.ks):
+                prompts = goldset_jobs(
+                    item,
+                    k,
+                    strategies=config.strategies,
+                    arms=config.ablation_arms if i < config.ablation_questions else (),
+                    ablation_designs=config.ablation_designs,
+                    direct=i < config.direct_questions,
+                    controls=config.controls and j == 0,
+                    profile=profile,
+                )
+                yield from (Job(key, prompt, item, meta) for key, prompt, meta in prompts)
+            continue
         for k in config.ks:
             none_order = list(range(1, k + 1))
             for s in range(k, 0, -1):
@@ -149,7 +209,7 @@ def stage1_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
             if i < config.ablation_questions:
                 for s in config.checkpoints(k, config.ablation_slots):
                     docs = _docs_for(item, k, s, none_order)
-                    for arm in ("plain-both", "anchored", "anchored-both"):
+                    for arm in config.ablation_arms:
                         meta = {"phase": "ablation", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": arm}
                         key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
                         yield Job(key, build_prompt(docs, none_order, item.question, arm), item, meta)
@@ -164,13 +224,15 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
     for k in config.ks:
         profiles = fold_profiles(rows, k)
         for i, item in enumerate(items[: config.direct_questions]):
+            if item.more_golds:
+                continue  # placed in stage 1, from the retriever's own gold ranks
             fold = fold_of(i)
             for name in config.strategies:
                 profile = profiles.get(1 - fold)
                 if name == "profile" and profile is None:
                     continue  # the other fold has no finished question yet
                 for r in config.checkpoints(k, config.direct_ranks):
-                    order = arrangement(name, k, seed=item.qid, profile=profile if name == "profile" else None)
+                    order = arrangement(name, k, seed=seed_of(item.qid), profile=profile if name == "profile" else None)
                     docs = _docs_for(item, k, r, order)
                     slot = order.index(r) + 1
                     meta = {"phase": "direct", "k": k, "slot": slot, "gold_rank": r, "strategy": name, "arm": "plain"}
@@ -179,7 +241,41 @@ def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dic
                     yield Job(key, build_prompt(docs, order, item.question), item, meta)
 
 
-def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: bool, prompt_sha: str) -> dict[str, Any]:
+def continuations(answers: Sequence[str], *, chat: bool) -> list[str]:
+    """The text scored after the prompt for each accepted answer: a completion prompt ends in "Answer:", so
+    the answer follows a space; a chat reply starts with the answer itself.
+
+    >>> continuations(["Paris"], chat=False), continuations(["Paris"], chat=True)
+    ([' Paris'], ['Paris'])
+    """
+    return [a if chat else f" {a}" for a in answers]
+
+
+def likelihood_fields(scores: Sequence[Logprobs] | None) -> dict[str, Any]:
+    """Row fields of the likelihood metric: every accepted answer's log-probability, and the headline value.
+
+    ``likelihood`` is the mean per-token log-probability of the likeliest accepted answer (the continuous
+    counterpart of "some accepted answer is in the first line").
+    """
+    if scores is None:
+        return {}
+    best = max(scores, key=lambda s: s.mean)
+    per = [
+        {"answer": s.continuation, "tokens": s.n, "total": round(s.total, 5), "mean": round(s.mean, 5)} for s in scores
+    ]
+    return {"likelihood": round(best.mean, 5), "likelihood_total": round(best.total, 5), "answer_logprobs": per}
+
+
+def _row(
+    job: Job,
+    fold: int,
+    done: Completion,
+    model: Model,
+    mode: str,
+    chat: bool,
+    prompt_sha: str,
+    scores: Sequence[Logprobs] | None = None,
+) -> dict[str, Any]:
     score = score_output(done.text, answers=job.item.answers, question=job.item.question)
     return {
         "key": job.key,
@@ -192,6 +288,9 @@ def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: b
         "first_line": score.first_line,
         "hit": score.hit,
         "miss": score.miss,
+        "em": exact_match(score.first_line, job.item.answers),
+        "f1": round(token_f1(score.first_line, job.item.answers), 4),
+        **likelihood_fields(scores),
         **completion_fields(done),
         "prompt_sha": prompt_sha,
         "model": getattr(model, "spec", "") or model.name,
@@ -202,16 +301,27 @@ def _row(job: Job, fold: int, done: Completion, model: Model, mode: str, chat: b
 
 
 def _execute(
-    model: Model, jobs: Sequence[Job], max_tokens: int, chat: bool, on_done: Callable[[Job, Completion], None]
+    model: Model,
+    jobs: Sequence[Job],
+    max_tokens: int,
+    chat: bool,
+    likelihood: bool,
+    on_done: Callable[[Job, Completion, Sequence[Logprobs] | None], None],
 ) -> None:
     """In order for an in-process model; ``model.concurrency`` requests at a time for a remote one."""
+    scored: dict[str, list[Logprobs]] = {}
 
     def call(job: Job) -> Completion:
         # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
         prompt: PromptInput = [{"role": "user", "content": job.prompt}] if chat else job.prompt
-        return model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+        done = model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+        if likelihood:
+            # Right after the answer: a local model reuses the prompt's KV cache, so this costs the answer tokens.
+            scorer = cast(ScoresContinuations, model)
+            scored[job.key] = scorer.continuation_logprobs(prompt, continuations(job.item.answers, chat=chat))
+        return done
 
-    run_each(model, jobs, call, on_done)
+    run_each(model, jobs, call, lambda job, done: on_done(job, done, scored.pop(job.key, None)))
 
 
 def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[str, Any]:
@@ -221,8 +331,14 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
             "model": getattr(model, "spec", "") or model.name,
             "mode": model_mode(model),
             "prompt_format": config.resolved_format(model),
+            "likelihood": config.resolved_likelihood(model),
         },
-        "config": {**asdict(config), "ks": list(config.ks), "strategies": list(config.strategies)},
+        "config": {
+            **asdict(config),
+            "ks": list(config.ks),
+            "strategies": list(config.strategies),
+            "ablation_arms": list(config.ablation_arms),
+        },
         "model": {
             "name": model.name,
             "spec": getattr(model, "spec", ""),
@@ -234,7 +350,7 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
         "litm_version": __version__,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "data": "NQ-Open oracle (Liu et al. 2024 release); distractors: BM25 (bm25s) over other questions' passages",
+        "data": describe(config.data, config.retriever),
     }
 
 
@@ -260,8 +376,13 @@ def run_bench(
     progress: bool = True,
     command: str | None = None,
     items: Sequence[QAItem] | None = None,
+    profile: PositionProfile | None = None,
 ) -> BenchRun:
-    """Run (or resume) the benchmark into ``out_dir`` and return every row; see the module docstring."""
+    """Run (or resume) the benchmark into ``out_dir`` and return every row; see the module docstring.
+
+    ``items`` default to the first ``config.questions`` of ``config.data``; ``profile`` is the measured profile
+    the multi-gold questions' ``profile`` strategy uses (single-gold runs measure their own, per fold).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = _settings(model, config, command)
@@ -272,13 +393,19 @@ def run_bench(
         settings["resumed"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     if items is None:
-        items = load_items(config.questions, k=max(config.ks), seed=config.seed)
+        items, found = load_bench_items(
+            config.data, questions=config.questions, k=max(config.ks), retriever=config.retriever, seed=config.seed
+        )
+        if found["left_out"]:
+            settings["left_out"] = found["left_out"]
+            (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     log = ResultsLog(out / RESULTS)
     if log.rows and not resume:
         raise BenchError(f"{out / RESULTS} already has rows; pass --resume")
     by_sha = {str(r["prompt_sha"]): r for r in log.rows if r.get("prompt_sha")}
     mode = model_mode(model)
     chat = config.resolved_format(model) == "chat"
+    likelihood = config.resolved_likelihood(model)
     folds = {it.qid: fold_of(i) for i, it in enumerate(items)}
     run = BenchRun(out, log.rows, settings)
 
@@ -298,14 +425,14 @@ def run_bench(
             task = bar.add_task(name, total=len(todo))
             shas = {j.key: s for j, s in todo}
 
-            def done(job: Job, c: Completion) -> None:
-                row = _row(job, folds[job.item.qid], c, model, mode, chat, shas[job.key])
+            def done(job: Job, c: Completion, scores: Sequence[Logprobs] | None) -> None:
+                row = _row(job, folds[job.item.qid], c, model, mode, chat, shas[job.key], scores)
                 log.append(row)
                 by_sha[shas[job.key]] = row
                 run.answered += 1
                 bar.advance(task)
 
-            _execute(model, [j for j, _ in todo], config.max_tokens, chat, done)
+            _execute(model, [j for j, _ in todo], config.max_tokens, chat, likelihood, done)
             for job, sha in copies:
                 first = by_sha[sha]
                 log.append(
@@ -313,7 +440,7 @@ def run_bench(
                 )
                 run.reused += 1
 
-        go("slots+controls", list(stage1_jobs(items, config)))
+        go("slots+controls", list(stage1_jobs(items, config, profile)))
         go("direct", list(stage2_jobs(items, config, log.rows)))
     run.rows = log.rows
     return run

@@ -17,7 +17,14 @@ from litm.placement import strategy_names
 from litm.prompt import FORMATS, LANGS, QUESTION_POSITIONS, SCORE_AS, STYLES
 
 __all__ = [
-    "DedupOpt", "FormatOpt", "LangOpt", "QuestionPosOpt", "RankByOpt", "ScoreAsOpt", "StyleOpt", "check_strategy",
+    "DedupOpt",
+    "FormatOpt",
+    "LangOpt",
+    "QuestionPosOpt",
+    "RankByOpt",
+    "ScoreAsOpt",
+    "StyleOpt",
+    "check_strategy",
 ]
 
 FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS}, type=str)  # type: ignore[misc]

@@ -1,6 +1,8 @@
-"""``litm bench``: does placement help? Strategy benchmark on NQ-Open multi-document QA.
+"""``litm bench``: does placement help? Strategy benchmark on NQ-Open, HotpotQA, 2Wiki or your own data.
 
 litm bench --model local --k 10 --questions 100 --out litm-out/bench
+litm bench --model local:qwen2.5-coder-1.5b --data hotpotqa --arms default,bracket --out litm-out/bench-hotpotqa
+litm bench --data my-questions.jsonl --retriever hybrid --out litm-out/bench-mine
 litm bench --model local:smollm2 --questions 20 --direct 10 --ablation 10 --out litm-out/bench-smol --resume
 """
 
@@ -30,6 +32,17 @@ def _ints(values: list[str]) -> tuple[int, ...]:
 @app.command("bench")
 def bench_cmd(
     model: str = typer.Option("local", "--model", "-m", help="Model spec (local, local:smollm2, openai:..., ...)."),
+    data: str = typer.Option(
+        "nq", "--data", "-d", help="nq, hotpotqa, 2wiki, or a JSON Lines file in litm's format (docs/bench-data.md)."
+    ),
+    retriever: str = typer.Option(
+        "auto",
+        "--retriever",
+        help="Document order: auto, file (the data's own), bm25, dense or hybrid (litm.retrieve).",
+    ),
+    profile_path: Path | None = typer.Option(
+        None, "--profile", help="Measured position profile (litm probe) for the multi-gold questions' profile strategy."
+    ),
     k: list[str] = typer.Option(["10"], "--k", help="Documents per prompt (repeat or comma-separate: --k 10 20)."),
     questions: int = typer.Option(100, "--questions", "-n", min=1, help="Evaluation questions (slot accuracy)."),
     strategies: list[str] = typer.Option(
@@ -43,11 +56,20 @@ def bench_cmd(
         30, "--ablation", min=0, help="Questions for the anchor / question-position ablation."
     ),
     ablation_slots: list[str] = typer.Option([], "--ablation-slots", help="Slots of the ablation (default 1,mid,k)."),
+    ablation_designs: list[str] = typer.Option(
+        [], "--ablation-designs", help="Multi-gold designs given the ablation arms (default middle)."
+    ),
+    arms: list[str] = typer.Option(
+        [], "--arms", help="Ablation prompt arms (default plain-both,anchored,anchored-both; also default, bracket)."
+    ),
     no_controls: bool = typer.Option(False, "--no-controls", help="Skip the closed-book and oracle controls."),
     max_tokens: int = typer.Option(16, "--max-tokens", min=1, help="Answer length cap (first line is scored)."),
     seed: int = typer.Option(0, "--seed", help="Question split seed."),
     prompt_format: str = typer.Option(
         "auto", "--format", help="completion, chat (one user message), or auto: chat if the model has a template."
+    ),
+    likelihood: str = typer.Option(
+        "auto", "--likelihood", help="Also score the gold answer's log-probability: auto (if the model can), on, off."
     ),
     reuse: str = typer.Option("aligned", "--reuse", help="Local KV reuse: aligned (= cold answers), full, cold."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads for a local model (default: all)."),
@@ -57,14 +79,19 @@ def bench_cmd(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar with ETA."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots and report.html."),
 ) -> None:
-    """Benchmark placement strategies and anchors on NQ-Open multi-document QA; write results and a report."""
-    from litm.bench.design import STRATEGIES
+    """Benchmark placement strategies and anchors on multi-document QA; write results and a report."""
+    from litm.bench.design import NQ_ARMS, STRATEGIES
+    from litm.bench.goldsets import GOLDSET_STRATEGIES
     from litm.bench.outputs import write_outputs
     from litm.bench.runner import BenchConfig, run_bench
     from litm.models import load_model
     from litm.models.spec import parse_spec
+    from litm.placement.profile import PositionProfile
 
-    names = _split(strategies) or STRATEGIES
+    multi = data != "nq"
+    names = _split(strategies) or (tuple(s for s in STRATEGIES if s in GOLDSET_STRATEGIES) if multi else STRATEGIES)
+    designs = _split(ablation_designs) or ("middle",)
+    profile = PositionProfile.load(profile_path) if profile_path is not None else None
     config = BenchConfig(
         questions=questions,
         ks=_ints(k),
@@ -73,10 +100,15 @@ def bench_cmd(
         direct_ranks=_ints(direct_ranks),
         ablation_questions=ablation,
         ablation_slots=_ints(ablation_slots),
+        ablation_arms=_split(arms) or (("default", "bracket") if multi else NQ_ARMS),
+        ablation_designs=designs,
+        data=data,
+        retriever=retriever,
         controls=not no_controls,
         max_tokens=max_tokens,
         seed=seed,
         prompt_format=prompt_format,
+        likelihood=likelihood,
     )
     options: dict[str, object] = {}
     if parse_spec(model).scheme == "local":
@@ -87,15 +119,21 @@ def bench_cmd(
         options["concurrency"] = concurrency
     m = load_model(model, **options)
     command = "litm " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    run = run_bench(m, config, out, resume=resume, progress=progress, command=command)
+    run = run_bench(m, config, out, resume=resume, progress=progress, command=command, profile=profile)
     result = write_outputs(out, run.rows, run.settings, plots=plots)
     typer.echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
     for kk, s in result.summary["by_k"].items():
         typer.echo(f"\n== k={kk}: {s['questions']} questions ==")
         typer.echo("slot accuracy: " + " ".join(f"{c['acc']:.2f}" for c in s["slot_accuracy"]))
+        if s.get("likelihood"):
+            typer.echo("slot likelihood: " + " ".join(f"{c['mean']:.2f}" for c in s["likelihood"]["slots"]))
         for dist, table in s["headline"].items():
             typer.echo(
                 f"gap recovered ({dist} gold rank): " + json.dumps({n: v["gap_recovered"] for n, v in table.items()})
             )
+    for kk, s in (result.summary.get("gold_sets") or {}).get("by_k", {}).items():
+        typer.echo(f"\n== multi-gold, k={kk}: {s['questions']} questions ==")
+        for design, cells in s["designs"].items():
+            typer.echo(f"{design}: " + " ".join(f"{m} {c.get('acc', c.get('mean', 0)):.3f}" for m, c in cells.items()))
     if result.report is not None:
         typer.echo(f"\nreport: {result.report}")

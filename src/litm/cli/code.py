@@ -68,7 +68,9 @@ def code_context_cmd(
                       if any(p.kind == k for p in ctx.pieces))  # fmt: skip
     typer.echo(
         f"litm code-context: {ctx.tokens}/{ctx.budget} tokens{approx}, {ctx.resolution} resolution, "
-        f"kept {len(ctx.pieces)} pieces" + (f" ({kinds})" if kinds else "") + f", dropped {len(ctx.dropped)}"
+        f"kept {len(ctx.pieces)} pieces"
+        + (f" ({kinds})" if kinds else "")
+        + f", dropped {len(ctx.dropped)}"
         + (f", {len(ctx.unchecked)} call sites unchecked" if ctx.unchecked else ""),
         err=True,
     )

@@ -45,15 +45,25 @@ def _models_info() -> dict[str, Any]:
     for model in EMBEDDED.values():
         available, where = model.status()
         embedded.append(
-            {"spec": model.spec, "alias": model.alias, "available": available, "where": where,
-             "description": model.description}
+            {
+                "spec": model.spec,
+                "alias": model.alias,
+                "available": available,
+                "where": where,
+                "description": model.description,
+            }
         )
     remote = []
     for scheme, form, package, key_var in _REMOTE:
         installed = importlib.util.find_spec(package) is not None
         remote.append(
-            {"scheme": scheme, "spec": form, "sdk_installed": installed,
-             "key_variable": key_var, "key_set": bool(key_var and os.environ.get(key_var))}
+            {
+                "scheme": scheme,
+                "spec": form,
+                "sdk_installed": installed,
+                "key_variable": key_var,
+                "key_set": bool(key_var and os.environ.get(key_var)),
+            }
         )
     builtin = {"local", *(r[0] for r in _REMOTE)}
     return {
@@ -78,10 +88,11 @@ def models_cmd(
         typer.echo(json.dumps(info, indent=2))
         return
     typer.echo(f"Embedded models (offline; cache directory {info['cache_dir']}):")
+    width = max(16, *(len(row["spec"]) for row in info["embedded"]))
     for row in info["embedded"]:
         state = "available" if row["available"] else "missing"
-        typer.echo(f"  {row['spec']:<16} {state:<10} {row['where']}")
-        typer.echo(f"  {'':<16} {'':<10} {row['description']}")
+        typer.echo(f"  {row['spec']:<{width}} {state:<10} {row['where']}")
+        typer.echo(f"  {'':<{width}} {'':<10} {row['description']}")
     typer.echo(f"Any GGUF file:  {info['local_files']}")
     typer.echo("Remote backends (nothing is sent until a prompt is):")
     for row in info["remote"]:

@@ -33,11 +33,21 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["MISS_CLASSES", "MissClass", "Score", "first_line", "normalize", "score_output"]
+__all__ = [
+    "MISS_CLASSES",
+    "MissClass",
+    "Score",
+    "exact_match",
+    "first_line",
+    "normalize",
+    "score_output",
+    "token_f1",
+]
 
 MissClass = Literal["empty", "partial", "truncated", "wrong_item", "echo", "copied_context", "other"]
 MISS_CLASSES: tuple[MissClass, ...] = ("empty", "partial", "truncated", "wrong_item", "echo", "copied_context", "other")
@@ -67,6 +77,43 @@ def normalize(text: str) -> str:
 def first_line(output: str) -> str:
     """The first line of the stripped output (Liu et al. score only that line)."""
     return output.strip().split("\n", 1)[0].strip()
+
+
+def _squad_tokens(text: str) -> list[str]:
+    # The normalisation HotpotQA's and 2Wiki's official scripts use (SQuAD's), as a bag of tokens.
+    return normalize(text).split()
+
+
+def exact_match(prediction: str, answers: Sequence[str]) -> bool:
+    """HotpotQA / 2Wiki exact match: the normalised prediction equals some normalised accepted answer.
+
+    >>> exact_match("The Eiffel Tower.", ["eiffel tower"]), exact_match("It is the Eiffel Tower", ["Eiffel Tower"])
+    (True, False)
+    """
+    pred = _squad_tokens(prediction)
+    return any(pred == _squad_tokens(a) for a in answers)
+
+
+def token_f1(prediction: str, answers: Sequence[str]) -> float:
+    """HotpotQA / 2Wiki token F1: the best, over accepted answers, of the F1 of normalised token bags.
+
+    ``yes`` / ``no`` / ``noanswer`` answers score only an exact match (as HotpotQA's official script does).
+
+    >>> round(token_f1("It is the Eiffel Tower", ["Eiffel Tower"]), 3), token_f1("no", ["yes"])
+    (0.667, 0.0)
+    """
+    pred = _squad_tokens(prediction)
+    best = 0.0
+    for answer in answers:
+        gold = _squad_tokens(answer)
+        if gold in (["yes"], ["no"], ["noanswer"]) or pred in (["yes"], ["no"], ["noanswer"]):
+            best = max(best, float(pred == gold))
+            continue
+        common = sum((Counter(pred) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(pred), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
 
 
 @dataclass(frozen=True)

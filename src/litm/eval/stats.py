@@ -15,6 +15,8 @@ Example:
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +25,12 @@ from litm.errors import InvalidOptionError
 __all__ = [
     "Z95",
     "Cell",
+    "bootstrap_mean_ci",
     "fisher_greater",
     "fisher_less",
     "fisher_two_sided",
     "mcnemar_exact",
+    "mean_ci",
     "wilson",
     "wilson_half_width",
 ]
@@ -100,6 +104,43 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
         return 1.0
     tail: float = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (seeded: the same draws for equal inputs).
+
+    Paired comparisons pass per-question differences, so the interval is the paired one.
+
+    >>> bootstrap_mean_ci([1.0, 1.0, 1.0])
+    (1.0, 1.0)
+    """
+    if not values:
+        raise InvalidOptionError("a bootstrap interval needs at least one value")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    lo, hi = means[int(tail * resamples)], means[min(int((1 - tail) * resamples), resamples - 1)]
+    return round(lo, 4) + 0.0, round(hi, 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def mean_ci(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: the mean with a normal-approximation 95% interval (``z`` standard errors).
+
+    For means of continuous per-question values (log-probabilities) over tens of questions or more.
+
+    >>> mean_ci([1.0, 2.0, 3.0])
+    (2.0, 0.8684, 3.1316)
+    """
+    n = len(values)
+    if n == 0:
+        raise InvalidOptionError("a mean needs at least one value")
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    half = z * sd / math.sqrt(n)
+    return round(mean, 4), round(mean - half, 4), round(mean + half, 4)
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,19 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from litm.errors import ContextWindowExceededError, InvalidOptionError, MissingDependencyError, ModelError
-from litm.models.base import Completion, GenerationRequest, NativePrompt
+from litm.errors import (
+    ContextWindowExceededError,
+    InvalidOptionError,
+    LogprobsUnavailableError,
+    MissingDependencyError,
+    ModelError,
+)
+from litm.models.base import Completion, GenerationRequest, NativePrompt, PromptLike
+from litm.models.echo import EchoScorer
+from litm.models.logprobs import Logprobs
 from litm.models.sdk import SdkModel
 from litm.models.tokenizers.base import Tokenizer
 from litm.models.tokenizers.bpe import openai_tokenizer
@@ -132,6 +141,7 @@ class OpenAIModel(SdkModel):
         self._tokenizer: Tokenizer | None = None
         #: True for a reasoning model (see :func:`is_reasoning_model`); never for a compatible server.
         self.reasoning = not compatible and is_reasoning_model(model)
+        self._echo: EchoScorer | None = None
 
     # -- client ------------------------------------------------------------------------------------
     @property
@@ -260,6 +270,35 @@ class OpenAIModel(SdkModel):
             sampled=self.reasoning or not request.greedy,
         )
 
+    def continuation_logprobs(self, prompt: PromptLike, continuations: Sequence[str]) -> list[Logprobs]:
+        """Teacher-forced log-probabilities of each continuation after ``prompt``, from a compatible server.
+
+        Needs a completion (string) prompt and a server that echoes prompt log-probabilities on
+        ``/completions``, which litm checks on first use (see :mod:`litm.models.echo`); otherwise
+        :class:`~litm.errors.LogprobsUnavailableError`. OpenAI's own API returns none.
+
+        >>> model = load_model("openai-compatible:http://127.0.0.1:8000/v1@qwen")      # doctest: +SKIP
+        >>> model.continuation_logprobs("2 + 2 =", [" 4"])[0].mean                       # doctest: +SKIP
+        -0.0123
+        """
+        if not self.compatible:
+            raise LogprobsUnavailableError(f"{self.spec}: OpenAI's API returns no log-probabilities of a prompt")
+        if isinstance(continuations, str):
+            raise InvalidOptionError("continuations is a list of strings, not one string")
+        native = self.render(prompt)
+        if not isinstance(native, str):
+            raise LogprobsUnavailableError(
+                f"{self.spec}: prompt log-probabilities need a completion prompt (a string; the server's "
+                "/completions echoes them), not chat messages, whose template only the server knows"
+            )
+        for cont in continuations:
+            if not isinstance(cont, str) or not cont:
+                raise InvalidOptionError(f"a continuation must be a non-empty string, got {cont!r}")
+        if self._echo is None:
+            client = self._client()
+            self._echo = EchoScorer(lambda **kw: self._call(client.completions.create, **kw), self.name, self.where)
+        return self._echo.score(native, continuations)
+
     def _precheck(self, prompt: NativePrompt, max_tokens: int) -> None:
         """Refuse an over-long prompt before sending it, when both the window and the count are exact."""
         if self._context_window is None or not self.tokenizer.exact:
@@ -276,4 +315,3 @@ def _cut_at_stop(text: str, stops: tuple[str, ...], finish: str) -> tuple[str, s
     """The answer up to the first stop sequence, as the API would have cut it (for models that take none)."""
     cuts = [i for i in (text.find(s) for s in stops) if i >= 0]
     return (text[: min(cuts)], "stop") if cuts else (text, finish)
-

@@ -49,10 +49,24 @@ class KvReuse:
 
     def __init__(self) -> None:
         self.exact_prefix = 0
+        # Length of the last prompt whose every position holds what a cold evaluation of that prompt
+        # computes (its partial last chunk included): scoring that same prompt needs no evaluation.
+        self.cold_prompt = 0
 
     def reset(self) -> None:
         """Forget what the cache holds (after a reload or a failed evaluation)."""
         self.exact_prefix = 0
+        self.cold_prompt = 0
+
+    def holds_prompt(self, llm: Any, tokens: list[int]) -> bool:
+        """True when the cache holds exactly a cold evaluation of ``tokens`` (the last prompt prepared)."""
+        n = len(tokens)
+        return 0 < n == self.cold_prompt and llm.n_tokens >= n and llm.input_ids[:n].tolist() == tokens
+
+    def rewound(self, position: int, step: int) -> None:
+        """Positions from ``position`` on were evaluated off the cold grid (a scoring batch)."""
+        self.exact_prefix = min(self.exact_prefix, position // step * step)
+        self.cold_prompt = 0
 
     def prepare(self, llm: Any, tokens: list[int], mode: ReuseMode) -> int:
         """Set ``llm``'s KV cache up for ``tokens`` under ``mode``; return how many prompt tokens it reuses.
@@ -73,6 +87,8 @@ class KvReuse:
             keep = min(shared // step * step, self.exact_prefix) if mode == "aligned" else 0
             # Evaluation restarts at a chunk boundary, so the prompt's whole chunks match a cold run.
             self.exact_prefix = len(tokens) // step * step
+        # Aligned and cold evaluation restart on the chunk grid, so the whole prompt will match a cold run.
+        self.cold_prompt = len(tokens) if mode != "full" or keep == 0 else 0
         if keep == 0:
             llm.reset()  # n_tokens = 0: the next evaluation clears the KV cache and starts cold
         else:

@@ -25,11 +25,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError, ModelNotFoundError, PromptError
-from litm.models.base import Completion, GenerationRequest, Model, NativePrompt
+from litm.errors import (
+    ContextWindowExceededError,
+    InvalidOptionError,
+    InvalidOptionTypeError,
+    ModelError,
+    ModelNotFoundError,
+    PromptError,
+)
+from litm.models.base import Completion, GenerationRequest, Model, NativePrompt, PromptLike
 from litm.models.local.kv_reuse import ReuseMode, reuse_mode
+from litm.models.local.logprobs import teacher_forced
 from litm.models.local.pool import default_threads, llama_class, shared
 from litm.models.local.tokenizer import LlamaTokenizer
+from litm.models.logprobs import Logprobs
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.messages import Message, check_messages
 from litm.prompt.prompt import Prompt
@@ -117,11 +126,11 @@ class LocalModel(Model):
     def tokenizer(self) -> LlamaTokenizer:
         return self._tokenizer
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        """llama.cpp's token ids for ``text`` (special-token text parsed as special, as llama.cpp does)."""
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        """llama.cpp's token ids for ``text`` (special-token text parsed as special unless ``special=False``)."""
         with self._shared.lock:
             llm = self._shared.get(self.n_ctx or 0)
-            return list(llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True))
+            return list(llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def render_messages(self, messages: Sequence[Message]) -> str:
         """Render chat ``messages`` with the GGUF's template (:class:`~litm.errors.PromptError` if none)."""
@@ -200,6 +209,58 @@ class LocalModel(Model):
             cached_tokens=reused,
             sampled=not request.greedy,
         )
+
+    # -- likelihood ----------------------------------------------------------------------------------
+    def continuation_logprobs(self, prompt: PromptLike, continuations: Sequence[str]) -> list[Logprobs]:
+        """Teacher-forced log-probabilities of each continuation after ``prompt`` (one forward pass each).
+
+        The prompt is tokenized exactly as :meth:`complete` sends it (a chat prompt through the template,
+        reply header included); each continuation is tokenized on its own, without BOS and with special-token
+        text read as plain text, and appended (a completion prompt ending in ``"Answer:"`` wants a leading
+        space on the continuation). Right after :meth:`complete` on the same prompt the prompt is not
+        evaluated again; otherwise it is, on the chunk grid of a cold run (``aligned`` and ``cold`` reuse),
+        so the values do not depend on what ran before.
+
+        >>> model = load_model("local")                                                  # doctest: +SKIP
+        >>> [round(lp.mean, 2) for lp in model.continuation_logprobs("2+2=", ["4", "5"])]  # doctest: +SKIP
+        [-1.05, -3.62]
+        """
+        native = self.render(prompt)
+        tokens = self._tokenizer.encode(native) if isinstance(native, str) else self._tokenizer.encode_messages(native)
+        if isinstance(continuations, str):
+            raise InvalidOptionTypeError("continuations is a list of strings, not one string")
+        conts = [self.tokenize(c, add_bos=False, special=False) if isinstance(c, str) else [] for c in continuations]
+        for text, ids in zip(continuations, conts, strict=True):
+            if not ids:
+                raise InvalidOptionError(f"a continuation must be a non-empty string, got {text!r}")
+        if not tokens:
+            raise PromptError("empty prompt: nothing to evaluate")
+        longest = max((len(c) for c in conts if c), default=0)
+        if len(tokens) + longest > self.context_window:
+            raise ContextWindowExceededError(
+                f"prompt of {len(tokens)} tokens plus a {longest}-token continuation exceeds the "
+                f"{self.context_window}-token context window of {self.name}"
+            )
+        out: list[Logprobs] = []
+        with self._shared.lock:
+            llm = self._shared.get(max(len(tokens) + longest, self.n_ctx or 0))
+            kv = self._shared.kv
+            start = time.perf_counter()
+            try:
+                if not kv.holds_prompt(llm, tokens):
+                    reused = kv.prepare(llm, tokens, "aligned" if self.reuse_prefix == "full" else self.reuse_prefix)
+                    llm.eval(tokens[reused:])
+                for text, ids in zip(continuations, conts, strict=True):
+                    values = teacher_forced(llm, tokens, ids)
+                    kv.rewound(len(tokens) - 1, int(llm.n_batch))
+                    pieces = tuple(llm.detokenize([t]).decode("utf-8", errors="replace") for t in ids)
+                    out.append(Logprobs(text, pieces, tuple(values), len(tokens), time.perf_counter() - start))
+                    start = time.perf_counter()
+            except (ValueError, RuntimeError) as exc:
+                kv.reset()
+                llm.reset()
+                raise ModelError(f"llama.cpp failed scoring a continuation on {self.name}: {exc}") from exc
+        return out
 
     def close(self) -> None:
         """Unload the shared llama.cpp model (every LocalModel of this file reloads it on next use)."""

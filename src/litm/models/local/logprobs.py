@@ -1,0 +1,57 @@
+"""Teacher-forced log-probabilities on a loaded llama.cpp model: one batch over the continuation tokens.
+
+The context must already hold the prompt's KV cache for positions ``[0, P)``. Position ``P - 1`` is dropped
+and evaluated again together with all but the last continuation token, asking llama.cpp for the logits of
+every token of that batch (``logits_all`` only for this batch: keeping a whole context's logits would cost
+``n_ctx x n_vocab`` floats, 2 GB for Gemma's 262k vocabulary). Row ``i`` of those logits predicts
+continuation token ``i``.
+
+>>> log_softmax_at([[0.0, 0.0]], [1])
+[-0.6931471805599453]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["log_softmax_at", "teacher_forced"]
+
+
+def log_softmax_at(rows: Any, targets: Sequence[int]) -> list[float]:
+    """``log softmax(rows[i])[targets[i]]`` for each row, computed in float64 (stable: max subtracted)."""
+    import numpy as np
+
+    if not len(targets):
+        return []
+    logits = np.asarray(rows, dtype=np.float64)
+    top = logits.max(axis=1, keepdims=True)
+    norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+    picked = logits[np.arange(len(targets)), np.asarray(targets, dtype=np.int64)]
+    return [float(v) for v in picked - norm]
+
+
+def teacher_forced(llm: Any, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
+    """Log-probabilities of ``continuation`` after ``prompt``, whose KV cache ``llm`` holds (caller has the lock).
+
+    Leaves ``llm.n_tokens`` at ``len(prompt) - 1``: the cache beyond that point holds this evaluation.
+    """
+    import numpy as np
+
+    start = len(prompt) - 1
+    feed = [prompt[-1], *continuation[:-1]]
+    n_vocab = int(llm.n_vocab())
+    step = int(llm.n_batch)
+    llm._ctx.kv_cache_seq_rm(-1, start, -1)
+    llm.n_tokens = start
+    out: list[float] = []
+    for i in range(0, len(feed), step):
+        chunk = feed[i : i + step]
+        llm._batch.set_batch(batch=chunk, n_past=start + i, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        rows = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(chunk) * n_vocab,)).reshape(len(chunk), n_vocab)
+        out += log_softmax_at(rows, continuation[i : i + len(chunk)])
+    if not all(math.isfinite(v) for v in out):
+        raise ValueError("llama.cpp returned non-finite logits")
+    return out
