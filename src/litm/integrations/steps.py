@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,4 +143,11 @@ def _check_question(question: object) -> None:
 def _with_items(plan: PlacementPlan, items: Sequence[Any]) -> PlacementPlan:
     """``plan`` (placed over ``docs``) with the caller's ``items`` in place of the ``Doc`` values."""
     dropped = tuple(Dropped(d.doc, d.input_index, d.reason, items[d.input_index]) for d in plan.dropped)
-    return dataclasses.replace(plan, items=tuple(items[s.input_index] for s in plan.slots), dropped=dropped)
+    return PlacementPlan(
+        plan.strategy,
+        plan.slots,
+        items=tuple(items[s.input_index] for s in plan.slots),
+        dropped=dropped,
+        note=plan.note,
+        profile_name=plan.profile_name,
+    )
