@@ -187,7 +187,7 @@ def test_citations_map_back_to_the_source_and_the_call_is_priced(index: Index) -
     assert answer.unknown_citations == ("xx-9",) and answer.attribution == ()
     assert answer.cost_micros == price_completion(answer.completion, provider="openai") > 0
     assert answer.cost_usd is not None and answer.cost_usd.startswith("$0.0")
-    assert set(answer.timings) == {"retrieve", "fit", "generate", "attribute", "total"}  # the model was given loaded
+    assert set(answer.timings) == {"load", "retrieve", "fit", "generate", "attribute", "total"}
     data = json.loads(json.dumps(answer.to_dict()))
     assert data["citations"][0]["id"] == "fr#0" and data["plan"]["strategy"] == "pyramid"
     assert data["tokens"]["prompt"] == answer.tokens and data["tokens"]["input"] == 300
@@ -198,8 +198,9 @@ def test_hits_given_skip_retrieval_so_two_strategies_see_one_ranking(index: Inde
     placed = rag.ask("capital of France")
     plain = rag.replace(strategy="none").ask("capital of France", hits=placed.hits)
     assert plain.plan.ranks == [1, 2, 3, 4, 5, 6] and placed.plan.ranks == [2, 4, 6, 5, 3, 1]
-    assert plain.hits == placed.hits and "retrieve" in plain.timings
-    assert len(sent) == 2 and plain.completion is not placed.completion
+    assert plain.hits == placed.hits and "retrieve" in plain.timings and "load" not in plain.timings
+    assert "load" in placed.timings and "load" not in rag.ask("capital of Italy").timings  # loaded once
+    assert len(sent) == 3 and plain.completion is not placed.completion
     assert [r.id for r in placed.attribution] == ["fr#0"]  # a chat answer without [id] still gets attribution
     with pytest.raises(InvalidOptionError, match="no option"):
         rag.replace(temperature=1.0)
@@ -251,13 +252,18 @@ KB = {
 }
 
 
-@pytest.mark.model
-def test_the_embedded_model_answers_from_a_folder_and_litm_attributes_it(tmp_path: Path) -> None:
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
     folder = tmp_path / "kb"
     folder.mkdir()
     for name, text in KB.items():
         (folder / name).write_text(text, encoding="utf-8")
-    index, _ = build_index(folder, tmp_path / "idx", dense=False)
+    return folder
+
+
+@pytest.mark.model
+def test_the_embedded_model_answers_from_a_folder_and_litm_attributes_it(kb: Path, tmp_path: Path) -> None:
+    index, _ = build_index(kb, tmp_path / "idx", dense=False)
     rag = Pipeline.from_index(index, k=3)  # the embedded default model, litm's defaults
     answer = rag.ask("What is the capital of France?")
     # llama.cpp evaluated exactly the tokens the gate counted: the budget was held on the real count.
@@ -272,12 +278,8 @@ def test_the_embedded_model_answers_from_a_folder_and_litm_attributes_it(tmp_pat
 
 
 @pytest.mark.model
-def test_the_embedded_model_cites_the_right_file_after_a_restart(tmp_path: Path) -> None:
-    folder = tmp_path / "kb"
-    folder.mkdir()
-    for name, text in KB.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    build_index(folder, tmp_path / "idx", dense=False)
+def test_the_embedded_model_cites_the_right_file_after_a_restart(kb: Path, tmp_path: Path) -> None:
+    build_index(kb, tmp_path / "idx", dense=False)
     saved = Pipeline.from_index(tmp_path / "idx", retriever="bm25", k=3).to_dict()
     answer = Pipeline.from_dict(saved).ask("What is the secret code word of the blue team?")
     assert "Zanzibar" in answer.text

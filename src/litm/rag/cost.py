@@ -22,11 +22,11 @@ def price(completion: Completion, spec: str) -> tuple[int | None, str]:
     >>> price(Completion("Paris", 1000, 10, 0.1, "stop", model="gpt-4o-mini"), "openai:gpt-4o-mini")
     (156, 'priced by the litm.spend price table')
     >>> price(Completion("Paris", 1000, 10, 0.1, "stop", model="gemma3-270m"), "local")
-    (None, 'no price for local models (they run on your machine)')
+    (None, 'no price for local models: they run on your machine')
     """
     scheme = spec.partition(":")[0]
     if scheme not in _PRICED:
-        why = " (they run on your machine)" if scheme == "local" else ""
+        why = ": they run on your machine" if scheme == "local" else ""
         return None, f"no price for {scheme} models{why}"
     try:
         return price_completion(completion, provider=scheme), "priced by the litm.spend price table"

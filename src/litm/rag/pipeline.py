@@ -119,6 +119,7 @@ class Pipeline:
         self.budget = None if budget is None else positive("budget", budget)
         self.model_spec = model_spec(model)
         self._model: Model | None = model if isinstance(model, Model) else None
+        self._ready = False  # whether the model's weights (or client) were loaded by a question already
         self.k = positive("k", k)
         self.max_answer_tokens = positive("max_answer_tokens", max_answer_tokens)
         self.stop = stops(stop)
@@ -170,6 +171,8 @@ class Pipeline:
         copy = Pipeline(**{**current, **changes})
         if "retriever" not in changes:
             copy._source = self._source
+        if "model" not in changes:
+            copy._ready = self._ready
         return copy
 
     # -- stages -------------------------------------------------------------------------------------
@@ -201,10 +204,12 @@ class Pipeline:
         """
         q = _question(question)
         timings: dict[str, float] = {}
-        if self._model is None:
+        if not self._ready:
             start = time.perf_counter()
-            self.model  # noqa: B018 - loaded here so its time is reported apart from the stages
+            # A local model loads its weights on first use: asking its window does it, timed apart from the stages.
+            self.model.context_window  # noqa: B018
             timings["load"] = time.perf_counter() - start
+            self._ready = True
         model = self.model
         start = time.perf_counter()
         found = tuple(self._retriever.search(q, self.k) if hits is None else hits)
