@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -25,12 +26,16 @@ def test_package_data_equals_the_committed_results() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_pick_is_the_first_placed_only_question_of_its_scan() -> None:
+def test_the_pick_is_the_first_short_placed_only_answer_of_its_scan() -> None:
     pick = data("demo-question.json")
     rows = demo_rows()
     assert rows[pick["row"]]["question"] == pick["question"]
     scan = [json.loads(line) for line in (ROOT / pick["scan"]).read_text(encoding="utf-8").splitlines()]
-    first = next(r for r in scan if r["outcome"] == "placed_only")
+    spec = importlib.util.spec_from_file_location("pick_demo_question", ROOT / "scripts" / "pick_demo_question.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    first = next(r for r in scan if r["outcome"] == "placed_only" and len(r["placed"].split()) <= script.MAX_WORDS)
     assert first["row"] == pick["row"] and pick["threads"] == DEMO_THREADS
     tally = pick["tally"]
     assert tally["scanned"] == len(scan)

@@ -186,7 +186,7 @@ class Pipeline:
         window = self.model.context_window
         if self.budget is not None:
             if self.budget > window:
-                return window, f"the model's context window ({window}; --budget {self.budget} is larger)"
+                return window, f"the model's context window ({window}; the budget of {self.budget} is larger)"
             return self.budget, "given"
         meta = self.profile.metadata if self.profile is not None else {}
         measured = meta.get("recommended_max_input_tokens") or meta.get("effective_context_length")
