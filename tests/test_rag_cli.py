@@ -68,3 +68,24 @@ def test_rag_json_and_options_reach_the_pipeline(index: Path) -> None:
     assert data["tokens"]["input"] == data["tokens"]["prompt"] and data["tokens"]["output"] <= 8
     assert data["attribution"][0]["id"] == "france.md#0" and data["cost_usd"] is None
     assert data["retriever"] == "bm25" and data["plan"]["slots"][0]["rank"] == 1
+
+
+@pytest.mark.model
+def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path) -> None:
+    """The quick start as a new user runs it: `litm index DIR --out IDX` (MiniLM vectors, the default), then
+    `litm rag IDX "question"` with every default: hybrid retrieval, pyramid, the embedded model."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    made = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-progress")
+    assert made.returncode == 0, made.stderr
+    proc = litm("rag", str(tmp_path / "idx"), "When was the Eiffel Tower finished?", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["retriever"].startswith("hybrid") and data["strategy"] == "pyramid"
+    assert "1889" in data["answer"]
+    ref = data["attribution"][0]
+    assert ref["id"] == "france.md#0" and ref["source"] == "france.md"
+    start, end = ref["span"]
+    assert "1889" in DOCS["france.md"][start:end]
