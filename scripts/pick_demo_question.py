@@ -14,17 +14,23 @@ order where only the placed prompt is right (with a short answer: at most MAX_WO
 src/litm/data/demo-question.json.
 
     python scripts/pick_demo_question.py --scan 60      # about 20 s a question on 2 cores, 1 thread
+
+``--workers N`` asks the questions in N processes, each with the demo's one llama.cpp thread, so every
+answer is the one a single process gives (the questions are chosen by retrieval first, which is cheap and
+deterministic, then asked in any order and written in row order).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,15 +65,38 @@ def _ask(rag: Pipeline, hits: list[Hit], i: int, row: dict[str, Any], rank: int)
     }  # fmt: skip
 
 
+#: Each worker process's pipeline, built once by ``_init_worker`` (the model and a BM25 index of its own).
+_WORKER: dict[str, Any] = {}
+
+
+def _pipeline(folder: Path, budget: int, n_threads: int = DEMO_THREADS) -> Pipeline:
+    profile = PositionProfile.load(DATA / "profile-gemma3-270m-nq-k10.json")
+    model = load_model(DEFAULT_MODEL, n_threads=n_threads)
+    return demo_pipeline(demo_index(folder, demo_rows()), model, profile, budget, DEFAULT_STRATEGY)
+
+
+def _init_worker(budget: int) -> None:
+    tmp = tempfile.mkdtemp(prefix="litm-pick-")
+    _WORKER["rag"], _WORKER["rows"] = _pipeline(Path(tmp) / "index", budget), demo_rows()
+
+
+def _ask_in_worker(task: tuple[int, int]) -> dict[str, object]:
+    i, rank = task
+    rag: Pipeline = _WORKER["rag"]
+    row = _WORKER["rows"][i]
+    return _ask(rag, rag.retrieve(row["question"]), i, row, rank)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scan", type=int, default=60, help="questions (with the gold passage retrieved) to ask")
     parser.add_argument("--resume", action="store_true", help="keep the rows already in scan.jsonl, ask the rest")
+    parser.add_argument("--workers", type=int, default=1, help="processes asking questions (one thread each)")
     args = parser.parse_args(argv)
-    profile = PositionProfile.load(DATA / "profile-gemma3-270m-nq-k10.json")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     budget = json.loads((DATA / "demo-evidence.json").read_text(encoding="utf-8"))["budget"]["max_input_tokens"]
     rows = demo_rows()
-    model = load_model(DEFAULT_MODEL, n_threads=DEMO_THREADS)
     OUT.mkdir(parents=True, exist_ok=True)
     log_path = OUT / "scan.jsonl"
     done: dict[int, dict[str, object]] = {}
@@ -79,23 +108,45 @@ def main(argv: list[str]) -> int:
     tally = {"scanned": 0, "placed_only": 0, "rank_only": 0, "both": 0, "neither": 0, "gold_not_retrieved": 0}
     chosen: dict[str, object] | None = None
     began, load_start = time.perf_counter(), _load()
-    with tempfile.TemporaryDirectory() as tmp, log_path.open("w", encoding="utf-8") as log:
-        log.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in done.values())
-        rag = demo_pipeline(demo_index(Path(tmp) / "index", rows), model, profile, budget, DEFAULT_STRATEGY)
+    with tempfile.TemporaryDirectory() as tmp:
+        rag = _pipeline(Path(tmp) / "index", budget)
+        # Which questions are scanned depends on retrieval only, so it is settled before any is asked.
+        tasks: list[tuple[int, int]] = []
         for i, row in enumerate(rows):
-            if tally["scanned"] >= args.scan:
+            if len(tasks) >= args.scan:
                 break
-            hits = rag.retrieve(row["question"])
-            gold = f"nq-{i}#0"
-            rank = next((h.rank for h in hits if h.chunk.id == gold), None)
+            rank = next((h.rank for h in rag.retrieve(row["question"]) if h.chunk.id == f"nq-{i}#0"), None)
             if rank is None:
                 tally["gold_not_retrieved"] += 1
-                continue
-            record = done.get(i)
-            if record is None:
-                record = _ask(rag, hits, i, row, rank)
-                log.write(json.dumps(record, ensure_ascii=False) + "\n")
-                log.flush()
+            else:
+                tasks.append((i, rank))
+        todo = [t for t in tasks if t[0] not in done]
+        # Each answer is appended as it comes (a stopped scan resumes from them); the log is rewritten in
+        # row order at the end.
+        with log_path.open("w", encoding="utf-8") as log:
+            log.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in done.values())
+            log.flush()
+            if args.workers == 1:
+                _WORKER["rag"], _WORKER["rows"] = rag, rows
+                asked: Iterator[dict[str, object]] = map(_ask_in_worker, todo)
+                pool = None
+            else:
+                pool = multiprocessing.get_context("spawn").Pool(args.workers, _init_worker, (budget,))
+                asked = pool.imap_unordered(_ask_in_worker, todo)
+            try:
+                for record in asked:
+                    done[int(str(record["row"]))] = record
+                    log.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    log.flush()
+                    print(f"asked row {record['row']}: {record['outcome']}", flush=True)
+            finally:
+                if pool is not None:
+                    pool.terminate()
+    records = done
+    with log_path.open("w", encoding="utf-8") as log:
+        for i, rank in tasks:
+            record = records[i]
+            log.write(json.dumps(record, ensure_ascii=False) + "\n")
             outcome = str(record["outcome"])
             tally["scanned"] += 1
             tally[outcome] += 1
@@ -115,7 +166,8 @@ def main(argv: list[str]) -> int:
         f"placed answer of at most {MAX_WORDS} words",
         "tally": tally,
         "scan": f"{OUT.as_posix()}/scan.jsonl",
-        "command": f"python scripts/pick_demo_question.py --scan {args.scan}" + (" --resume" if done else ""),
+        "command": f"python scripts/pick_demo_question.py --scan {args.scan} --workers {args.workers}"
+        + (" --resume" if args.resume else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                     "load_start": load_start, "load_end": _load(), "wall_s": round(time.perf_counter() - began)},
     }  # fmt: skip

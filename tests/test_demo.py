@@ -15,6 +15,7 @@ import pytest
 from litm.cli.demo import demo_index, demo_pipeline, demo_rows
 from litm.models import load_model
 from litm.placement import PositionProfile
+from litm.rag import rank_chart
 
 
 def data(name: str) -> Any:
@@ -39,8 +40,13 @@ def check_profile_and_retrieval(out: str) -> None:
     assert f"question: {pick['question']}\n" in out
     assert re.search(rf"\* the gold passage \(nq-{pick['row']}#0\): rank \d+\n", out)
     assert "stage 3/5  placement by pyramid; each slot's weight is the profile's measured accuracy" in out
-    assert "strategy: pyramid (10 documents)" in out
-    assert "rank order 0.1315, pyramid 0.1582" in out  # the chart of the committed profile
+    # The plan holds the documents the budget kept; the expected accuracies are the chart of the committed
+    # profile for that many slots (interpolated, and labelled so, when it is not the profile's 10).
+    placed = re.search(r"strategy: pyramid \((\d+) documents\)", out)
+    assert placed is not None
+    chart = rank_chart(PositionProfile.from_dict(data("profile-gemma3-270m-nq-k10.json")), int(placed[1]), "pyramid")
+    assert f"rank order {chart.expected_before:.4f}, pyramid {chart.expected_after:.4f}" in out
+    assert f"each slot's weight is the profile's {chart.label}\n" in out
     assert "stage 4/5  the anchored prompt, fitted to the budget: 2048 input tokens" in out
     assert "2048 input tokens, recommended_max_input_tokens of the committed needle probe" in out
     gain = data("demo-evidence.json")["gain"]

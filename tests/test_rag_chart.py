@@ -89,3 +89,10 @@ def test_chart_command_labels_a_builtin_shape_and_refuses_both_sources(tmp_path:
     assert both.returncode == 2 and "not both" in both.stderr
     missing = _litm("chart", str(tmp_path / "nope.json"), "--out", str(tmp_path))
     assert missing.returncode == 2 and "profile file not found" in missing.stderr
+
+
+def test_a_measured_profile_read_for_another_number_of_slots_says_interpolated() -> None:
+    chart = rank_chart(bundled_profile(), 9, "pyramid")
+    assert chart.label == "measured accuracy, interpolated from 10 points to 9 slots"
+    assert chart.intervals is None and chart.slot_values[0] == pytest.approx(0.16)
+    assert rank_chart(bundled_profile(), 10, "pyramid").label == "measured accuracy"

@@ -154,8 +154,8 @@ def _placement(prepared: Prepared, profile: PositionProfile, strategy: str, row:
     slot = next((s for s in plan.slots if row is not None and s.doc.id == row["gold"]), None)
     if slot is not None:
         typer.echo(
-            f"  the gold passage (rank {slot.rank}) sits in slot {slot.slot}, {chart.label} {slot.weight:.2f}; in "
-            f"rank order it would sit in slot {slot.rank}: {chart.slot_values[slot.rank - 1]:.2f}"
+            f"  the gold passage (rank {slot.rank}) sits in slot {slot.slot} ({slot.weight:.2f}); in rank order it "
+            f"would sit in slot {slot.rank} ({chart.slot_values[slot.rank - 1]:.2f})"
         )
     typer.echo(
         f"  over all ranks, with p(rank r) ~ 1/r: rank order {chart.expected_before:.4f}, {strategy} "
@@ -223,7 +223,8 @@ def _evidence(pick: Mapping[str, Any] | None) -> None:
         typer.echo(
             f"\nthis question was chosen because it shows the effect: scripts/pick_demo_question.py asked "
             f"{t['scanned']} bundled questions both ways ({pick['threads']} thread); placement alone right "
-            f"{t['placed_only']}, rank order alone right {t['rank_only']}, both {t['both']}, neither {t['neither']}."
+            f"{t['placed_only']}, rank order alone right {t['rank_only']}, both {t['both']}, neither {t['neither']}. "
+            "One question shows what placement can do, not how often it helps; that is the average below."
         )
     typer.echo(
         f"on average the gain is {gain['gain']:+.3f} [{lo:+.3f}, {hi:+.3f}] ({gain['interval']}): expected accuracy "

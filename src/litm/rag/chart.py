@@ -60,6 +60,9 @@ class RankChart:
     after_slots: tuple[int, ...]
     slot_values: tuple[float, ...]
     intervals: tuple[tuple[float, float], ...] | None
+    #: How many points the profile holds: a measured profile of another size is interpolated to ``n`` slots,
+    #: and the label says so (10 measured slots read for a 9-document prompt are no longer each a measurement).
+    points: int = 0
 
     @property
     def before(self) -> tuple[float, ...]:
@@ -84,7 +87,11 @@ class RankChart:
     @property
     def label(self) -> str:
         """What the numbers are: measured accuracy, or an assumed weight."""
-        return "measured accuracy" if self.measured else "assumed weight (a built-in shape, not a measurement)"
+        if not self.measured:
+            return "assumed weight (a built-in shape, not a measurement)"
+        if self.points and self.points != self.n:
+            return f"measured accuracy, interpolated from {self.points} points to {self.n} slots"
+        return "measured accuracy"
 
     def table(self) -> str:
         """A plain-text table: rank, slot and value before and after, then the expected values."""
@@ -161,4 +168,5 @@ def rank_chart(
         n=n, strategy=plan.strategy, profile=profile.name or "(unnamed)", measured=is_measured,
         source=source or "no provenance: an assumed shape", before_slots=tuple(range(1, n + 1)),
         after_slots=tuple(after), slot_values=tuple(profile.slot_weights(n)), intervals=_intervals(profile, n),
+        points=len(profile.points),
     )  # fmt: skip
