@@ -74,7 +74,9 @@ def test_stages_one_to_four_print_what_was_measured(tmp_path: Path) -> None:
 def test_your_own_question_has_no_verdict_and_no_pick_note() -> None:
     out = demo("--model", "openai:gpt-4o-mini", "--no-answer", "--question", "when was the eiffel tower built")
     assert "question: when was the eiffel tower built\n" in out
-    assert "the gold passage" not in out and "this question was chosen" not in out
+    # Stage 1 describes the profile's gold passage; no line marks or places a gold passage for this question.
+    assert "* the gold passage (" not in out and "the gold passage (rank" not in out and " *\n" not in out
+    assert "-> correct" not in out and "this question was chosen" not in out
 
 
 @pytest.mark.model
