@@ -23,9 +23,7 @@ def data(name: str) -> Any:
 
 
 def demo(*args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "litm", "demo", *args], capture_output=True, text=True, timeout=900
-    )
+    proc = subprocess.run([sys.executable, "-m", "litm", "demo", *args], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

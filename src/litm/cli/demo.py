@@ -198,7 +198,9 @@ def _references(answer: Answer) -> None:
         for ref in answer.attribution:
             typer.echo(
                 f"    the answer's text is in {ref.id} (slot {ref.slot}, rank {ref.rank}), {ref.source} chars "
-                f"{ref.span[0]}-{ref.span[1]}" if ref.span else f"    {ref.id}"
+                f"{ref.span[0]}-{ref.span[1]}"
+                if ref.span
+                else f"    {ref.id}"
             )
         if not answer.attribution:
             typer.echo("    the answer's text is in none of the placed documents")
