@@ -21,11 +21,16 @@ def litm(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Path:
+def folder(tmp_path: Path) -> Path:
     folder = tmp_path / "docs"
     folder.mkdir()
     for name, text in DOCS.items():
         (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def index(tmp_path: Path, folder: Path) -> Path:
     proc = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-dense", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     return tmp_path / "idx"
@@ -71,13 +76,9 @@ def test_rag_json_and_options_reach_the_pipeline(index: Path) -> None:
 
 
 @pytest.mark.model
-def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path) -> None:
+def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder: Path) -> None:
     """The quick start as a new user runs it: `litm index DIR --out IDX` (MiniLM vectors, the default), then
     `litm rag IDX "question"` with every default: hybrid retrieval, pyramid, the embedded model."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name, text in DOCS.items():
-        (folder / name).write_text(text, encoding="utf-8")
     made = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-progress")
     assert made.returncode == 0, made.stderr
     proc = litm("rag", str(tmp_path / "idx"), "When was the Eiffel Tower finished?", "--json")
