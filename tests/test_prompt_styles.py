@@ -11,7 +11,6 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -190,35 +189,18 @@ def test_builder_and_render_documents_write_the_same_blocks() -> None:
         assert p.user.startswith(render_documents(DOCS, options) + "\n\n"), style
 
 
-def test_demo_renders_through_the_one_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_renders_through_the_one_renderer(tmp_path: Path) -> None:
+    # The demo asks through litm.rag.Pipeline, whose prompt is the builder's: the one renderer's blocks.
     from litm.cli import demo
+    from litm.models import load_model
+    from litm.placement import PositionProfile
 
-    calls: list[str] = []
-    real = demo.render_documents
-
-    def spy(docs: Any, style: Any = "xml", **kw: Any) -> str:
-        calls.append(style)
-        return real(docs, style, **kw)
-
-    monkeypatch.setattr(demo, "render_documents", spy)
-
-    class Done:
-        text, input_tokens = "Wilhelm Conrad Röntgen\n", 1
-
-    class Model:
-        name = "fake"
-
-        def complete(self, prompt: str, **kw: Any) -> Done:
-            self.prompt = prompt
-            return Done()
-
-    model = Model()
-    monkeypatch.setattr(demo, "_load", lambda threads: model)
-    question, docs = demo._sample()
-    demo._answer(question, docs, None)
-    assert calls == ["liu"]
-    old = "\n".join(f"Document [{i}](Title: {d.get('title', '')}) {d['text']}" for i, d in enumerate(docs, start=1))
-    assert old in model.prompt
+    rows = demo.demo_rows()[:20]
+    index = demo.demo_index(tmp_path / "index", rows)
+    rag = demo.demo_pipeline(index, load_model("openai:gpt-4o-mini"), PositionProfile.pyramid(), 4096, "pyramid")
+    prepared = rag.prepare(rows[0]["question"])
+    assert prepared.prompt == rag.builder.build(prepared.plan, rows[0]["question"])
+    assert render_documents(prepared.plan, AnchorOptions()) in prepared.prompt.user
 
 
 # -- the committed runs, byte for byte ------------------------------------------------------------------

@@ -42,6 +42,7 @@ def _root(
 
 # Command modules register themselves on import; keep one line per module.
 from litm.cli import bench as _bench  # noqa: E402,F401
+from litm.cli import chart as _chart  # noqa: E402,F401
 from litm.cli import code as _code  # noqa: E402,F401
 from litm.cli import demo as _demo  # noqa: E402,F401
 from litm.cli import fit as _fit  # noqa: E402,F401
@@ -50,6 +51,7 @@ from litm.cli import models as _models  # noqa: E402,F401
 from litm.cli import place as _place  # noqa: E402,F401
 from litm.cli import probe as _probe  # noqa: E402,F401
 from litm.cli import prompt as _prompt  # noqa: E402,F401
+from litm.cli import rag as _rag  # noqa: E402,F401
 from litm.cli import report as _report  # noqa: E402,F401
 from litm.cli import spend as _spend  # noqa: E402,F401
 

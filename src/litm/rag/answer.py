@@ -1,0 +1,234 @@
+"""What :meth:`litm.rag.Pipeline.ask` returns: the answer, where it came from, and what it took.
+
+Two kinds of :class:`Reference`, never mixed up:
+
+* ``citation``: a document the model cited as ``[id]`` in its answer, mapped back through the prompt's
+  anchors (:meth:`litm.Prompt.citations`). Chat models asked to cite write these.
+* ``attribution``: litm's own grounding (:mod:`litm.rag.attribution`): a placed document that contains the
+  answer's text. A base model writes no citations, so this is how its answer is traced to a source; it says
+  where the answer string occurs, not what the model read.
+
+Each reference carries the document's source, title and character offsets in that source (``start``,
+``end``: the chunk is ``source_text[start:end]``), so a citation points back into the file.
+
+Example:
+    >>> from litm.placement import place
+    >>> plan = place([{"id": "a", "text": "Paris is in France.", "source": "fr.md"}], "none")
+    >>> ref = Reference.from_slot("citation", plan.slots[0])
+    >>> ref.kind, ref.id, ref.source, ref.slot, ref.rank
+    ('citation', 'a', 'fr.md', 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from litm.budget import FitResult
+from litm.models import Completion
+from litm.placement.documents import Doc
+from litm.placement.plan import PlacementPlan, SlotInfo
+from litm.prompt import Prompt
+from litm.rag.attribution import Grounding
+from litm.retrieve import Hit
+from litm.spend import format_usd
+
+__all__ = ["Answer", "Prepared", "Reference", "ReferenceKind"]
+
+ReferenceKind = Literal["citation", "attribution"]
+
+
+def _offset(doc: Doc, name: str) -> int | None:
+    value = doc.metadata.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A document the answer points to: cited by the model (``kind="citation"``) or found by litm to contain
+    the answer (``kind="attribution"``; ``span`` is then the answer's offsets in the source file, or in the
+    document when it carries no source offsets)."""
+
+    kind: ReferenceKind
+    id: str
+    slot: int
+    rank: int
+    source: str | None
+    title: str | None
+    start: int | None
+    end: int | None
+    span: tuple[int, int] | None = None
+    doc: Doc | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_slot(cls, kind: ReferenceKind, slot: SlotInfo, span: tuple[int, int] | None = None) -> Reference:
+        """The reference to the document in ``slot`` of a plan."""
+        doc = slot.doc
+        return cls(
+            kind, doc.id, slot.slot, slot.rank, doc.source, doc.title, _offset(doc, "start"), _offset(doc, "end"),
+            span, doc,
+        )  # fmt: skip
+
+    @classmethod
+    def from_grounding(cls, grounding: Grounding, plan: PlacementPlan) -> Reference:
+        """litm's attribution of the answer to one placed document."""
+        slot = plan.slots[grounding.slot - 1]
+        if grounding.source_start is not None and grounding.source_end is not None:
+            span = (grounding.source_start, grounding.source_end)
+        else:
+            span = (grounding.start, grounding.end)
+        return cls.from_slot("attribution", slot, span)
+
+    def where(self) -> str:
+        """``source [start:end]`` (or the id when the document has no source)."""
+        at = f" [{self.start}:{self.end}]" if self.start is not None and self.end is not None else ""
+        return f"{self.source or self.id}{at}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "id": self.id, "slot": self.slot, "rank": self.rank, "source": self.source,
+            "title": self.title, "start": self.start, "end": self.end,
+            "span": list(self.span) if self.span is not None else None,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A question made ready to send (:meth:`litm.rag.Pipeline.prepare`): the retrieved ``hits``, the gate's
+    decision ``fit`` (the placed, counted prompt), the ``budget`` held and where it came from, and the
+    timings so far (``load``, ``retrieve``, ``fit``)."""
+
+    question: str
+    hits: tuple[Hit, ...]
+    fit: FitResult
+    budget: int
+    budget_source: str
+    timings: Mapping[str, float]
+
+    @property
+    def prompt(self) -> Prompt:
+        """The prompt that will be sent."""
+        prompt: Prompt = self.fit.prompt
+        return prompt
+
+    @property
+    def plan(self) -> PlacementPlan:
+        """Where each kept document is placed."""
+        return self.prompt.plan
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answered question, with everything needed to check it.
+
+    ``text`` is the model's answer (stripped); ``citations`` the documents it cited as ``[id]``,
+    ``unknown_citations`` bracketed ids that match no placed document; ``attribution`` litm's grounding of
+    the answer in the placed documents (see the module docstring). ``prepared`` is what was sent: the
+    retrieved ``hits`` (best first), the gate's ``fit`` (``fit.tokens`` counted by the model's own
+    tokenizer, ``fit.kept`` / ``fit.dropped``), the ``plan`` and the ``budget`` held. ``completion`` is the
+    model's reply with its measured usage. ``cost_micros`` is what the call cost in micro-dollars by litm's
+    price table, None when no price is known (``cost_note`` says why). ``timings`` holds each stage's
+    wall-clock seconds (``load``, only when the model was loaded for this question, ``retrieve``, ``fit``,
+    ``generate``, ``attribute``, and their ``total``).
+    """
+
+    question: str
+    text: str
+    citations: tuple[Reference, ...]
+    attribution: tuple[Reference, ...]
+    prepared: Prepared
+    completion: Completion
+    model: str
+    retriever: str
+    timings: Mapping[str, float]
+    cost_micros: int | None = None
+    cost_note: str = ""
+    unknown_citations: tuple[str, ...] = ()
+
+    @property
+    def hits(self) -> tuple[Hit, ...]:
+        """The retrieved chunks, best first."""
+        return self.prepared.hits
+
+    @property
+    def fit(self) -> FitResult:
+        """The token gate's decision."""
+        return self.prepared.fit
+
+    @property
+    def prompt(self) -> Prompt:
+        """The prompt that was sent."""
+        return self.prepared.prompt
+
+    @property
+    def plan(self) -> PlacementPlan:
+        """Where each kept document was placed (rank, slot, slot weight, reason)."""
+        return self.prepared.plan
+
+    @property
+    def strategy(self) -> str:
+        return self.plan.strategy
+
+    @property
+    def budget(self) -> int:
+        """The input-token budget held (the answer's reserve included)."""
+        return self.prepared.budget
+
+    @property
+    def tokens(self) -> int:
+        """The prompt's token count by the model's own tokenizer (what the budget held)."""
+        return self.fit.tokens
+
+    @property
+    def cost_usd(self) -> str | None:
+        """The cost as ``$D.CC``, None when unknown."""
+        return None if self.cost_micros is None else format_usd(self.cost_micros)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        """The model's citations when it wrote any, else litm's attribution."""
+        return self.citations or self.attribution
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: answer, references, plan, tokens, cost, timings (not the prompt text)."""
+        fit = self.fit
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "citations": [r.to_dict() for r in self.citations],
+            "unknown_citations": list(self.unknown_citations),
+            "attribution": [r.to_dict() for r in self.attribution],
+            "model": self.model,
+            "retriever": self.retriever,
+            "strategy": self.strategy,
+            "hits": [_hit(h) for h in self.hits],
+            "plan": self.plan.to_dict(),
+            "tokens": {
+                "prompt": fit.tokens,
+                "exact": fit.exact,
+                "upper": fit.upper,
+                "budget": self.budget,
+                "budget_source": self.prepared.budget_source,
+                "kept": len(fit.kept),
+                "dropped": [d.id for d in fit.dropped],
+                "input": self.completion.input_tokens,
+                "cached": self.completion.cached_tokens,
+                "output": self.completion.output_tokens,
+            },
+            "cost_micros": self.cost_micros,
+            "cost_usd": self.cost_usd,
+            "cost_note": self.cost_note,
+            "sampled": self.completion.sampled,
+            "timings": dict(self.timings),
+        }
+
+
+def _hit(hit: Hit) -> dict[str, Any]:
+    return {
+        "rank": hit.rank,
+        "id": hit.chunk.id,
+        "source": hit.chunk.source,
+        "score": hit.score,
+        "higher_is_better": hit.higher_is_better,
+    }
