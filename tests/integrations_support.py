@@ -5,7 +5,8 @@
   embed for real, with no model download and no API key.
 - ``LitmLLM`` is a LlamaIndex ``CustomLLM`` over a litm model (SmolLM2 Instruct through llama.cpp by default),
   so a query engine answers with a real model; it records every request it was sent.
-- ``sample_docs()`` / ``SAMPLE_QUESTION``: litm's bundled NQ sample (eight passages, one holds the answer).
+- ``sample_docs()`` / ``SAMPLE_QUESTION``: the NQ sample in ``tests/data/nq_sample`` (eight passages, one holds
+  the answer).
 """
 
 from __future__ import annotations
@@ -29,16 +30,15 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-import litm
 from litm.models import Model, load_model
 from litm.retrieve import MiniLM
 
-DATA = Path(litm.__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "data" / "nq_sample"
 SAMPLE_QUESTION = json.loads((DATA / "sample_question.json").read_text(encoding="utf-8"))
 
 
 def sample_docs() -> list[dict[str, Any]]:
-    """The bundled NQ sample: eight passages with id, title, text and the retriever's score."""
+    """The NQ sample: eight passages with id, title, text and the retriever's score."""
     lines = (DATA / "sample_docs.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
