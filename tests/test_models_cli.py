@@ -21,7 +21,9 @@ def test_models_lists_the_embedded_models_and_backends() -> None:
     result = runner.invoke(app, ["models", "--json"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
-    assert [row["spec"] for row in info["embedded"]] == ["local", "local:smollm2"]
+    specs = ["local", "local:smollm2", "local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b"]
+    assert [row["spec"] for row in info["embedded"]] == specs  # the optional Qwen instruments too, installed or not
+    assert all(isinstance(row["available"], bool) and row["description"] for row in info["embedded"])
     assert {row["scheme"] for row in info["remote"]} == {"openai", "openai-compatible", "anthropic"}
     text = runner.invoke(app, ["models"])
     assert text.exit_code == 0 and "Embedded models" in text.output and "local:/path/model.gguf" in text.output
