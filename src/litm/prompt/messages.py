@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -265,17 +265,27 @@ def _tools(tools: object, c: _Collector) -> str | None:
     return "\n".join(_json(t) for t in tools)
 
 
-def _openai_chat(request: Mapping[str, Any], c: _Collector) -> None:
+def _request_messages(
+    request: Mapping[str, Any], api: str, roles: tuple[str, ...], expected: str
+) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """``(where, role, message)`` for each message of a chat request, refusing a malformed list or role."""
     messages = request.get("messages")
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes) or not messages:
-        raise PromptError("an OpenAI chat request needs messages=[...] with at least one message")
+        raise PromptError(f"an {api} request needs messages=[...] with at least one message")
     for i, msg in enumerate(messages):
         where = f"message {i}"
         if not isinstance(msg, Mapping):
             raise PromptError(f"{where} is a {type(msg).__name__}, not a dict with 'role' and 'content'")
         role = msg.get("role")
-        if role not in ("system", "developer", "user", "assistant", "tool", "function"):
-            raise PromptError(f"{where} has role {role!r}; expected system, developer, user, assistant or tool")
+        if role not in roles:
+            raise PromptError(f"{where} has role {role!r}; {expected}")
+        yield where, str(role), msg
+
+
+def _openai_chat(request: Mapping[str, Any], c: _Collector) -> None:
+    roles = ("system", "developer", "user", "assistant", "tool", "function")
+    expected = "expected system, developer, user, assistant or tool"
+    for where, role, msg in _request_messages(request, "OpenAI chat", roles, expected):
         parts = c.blocks(msg.get("content"), where)
         calls = msg.get("tool_calls") or []
         if msg.get("function_call"):
@@ -285,7 +295,7 @@ def _openai_chat(request: Mapping[str, Any], c: _Collector) -> None:
             parts += c.call(fn.get("name"), fn.get("arguments", ""))
         if role in ("tool", "function"):
             c.result()
-        c.add(str(role), parts, msg.get("name"))
+        c.add(role, parts, msg.get("name"))
     functions = request.get("functions")
     if functions:
         c.note("function schemas are counted as their JSON")
@@ -338,17 +348,9 @@ def _anthropic(request: Mapping[str, Any], c: _Collector) -> None:
     system = request.get("system")
     if system is not None:
         c.add("system", c.blocks(system, "system"))
-    messages = request.get("messages")
-    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes) or not messages:
-        raise PromptError("an Anthropic request needs messages=[...] with at least one message")
-    for i, msg in enumerate(messages):
-        where = f"message {i}"
-        if not isinstance(msg, Mapping):
-            raise PromptError(f"{where} is a {type(msg).__name__}, not a dict with 'role' and 'content'")
-        role = msg.get("role")
-        if role not in ("user", "assistant"):
-            raise PromptError(f"{where} has role {role!r}; the Messages API takes user and assistant (system apart)")
-        c.add(str(role), c.blocks(msg.get("content"), where))
+    expected = "the Messages API takes user and assistant (system apart)"
+    for where, role, msg in _request_messages(request, "Anthropic", ("user", "assistant"), expected):
+        c.add(role, c.blocks(msg.get("content"), where))
     c.tools_text = _tools(request.get("tools"), c)
 
 
