@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from litm.errors import LitmError, RetrievalError
 from litm.eval.datasets import nq_rows
-from litm.models.tokenizers.bpe import TiktokenTokenizer
+from litm.models.tokenizers.bpe import OpenAITokenizer
 from litm.retrieve.chunking import chunk_spans, token_counter
 from litm.retrieve.embedder import MiniLMTokenizer
 from litm.util.sentences import split_sentences
@@ -106,7 +106,7 @@ def test_cjk_chunks_end_where_the_sentence_splitter_ends_sentences(sep: str) -> 
 
 
 def test_a_litm_tokenizer_can_do_the_counting() -> None:
-    tok = TiktokenTokenizer()
+    tok = OpenAITokenizer("cl100k_base")
     count, name = token_counter(tok)
     assert name == tok.name
     text = nq_text(5)
