@@ -19,14 +19,15 @@ import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from litm.errors import InvalidOptionError, MissingDependencyError
+from litm.errors import InvalidOptionError
 from litm.models.embedded import cache_dir
+from litm.retrieve import RETRIEVERS as _SEARCH_RETRIEVERS
+from litm.retrieve import Index, make_retriever
 
 __all__ = ["RETRIEVERS", "Searcher", "index_folder", "searcher"]
 
-#: The retrievers a benchmark can rank with (litm.retrieve's names).
-RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid")
-_INSTALL = "pip install 'litm[rag]'"
+#: The retrievers a benchmark can rank with: litm.retrieve's, less "auto" (a benchmark names what it ran).
+RETRIEVERS: tuple[str, ...] = tuple(name for name in _SEARCH_RETRIEVERS if name != "auto")
 
 #: ``search(query, n) -> [(document key, score), ...]``, best first, one entry per document.
 Searcher = Callable[[str, int], list[tuple[str, float]]]
@@ -45,10 +46,6 @@ def searcher(retriever: str, documents: Sequence[tuple[str, str, str]], folder: 
     """A search function over ``documents`` (``(key, title, text)``), indexed (incrementally) in ``folder``."""
     if retriever not in RETRIEVERS:
         raise InvalidOptionError(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
-    try:
-        from litm.retrieve import Index, make_retriever
-    except ImportError as exc:  # pragma: no cover - the rag extra is part of the test environment
-        raise MissingDependencyError(f"ranking with {retriever} needs litm's retrieval extra: {_INSTALL}") from exc
     index = Index.create(folder, dense=retriever != "bm25", exist_ok=True)
     # Keyed by content, so one passage shared by several questions (or datasets) is indexed once.
     keyed = {_key(title, text): (title, text) for _, title, text in documents}
