@@ -273,6 +273,30 @@ def test_sqlite_counters_move_with_their_events_by_construction(tmp_path: object
     conn.close()
 
 
+def test_sqlite_new_file_is_wal_with_small_pages_and_an_existing_file_keeps_its_own(tmp_path: object) -> None:
+    """A new ledger is WAL with 1 KiB pages (less written per commit); a file made elsewhere with the 4 KiB
+    default opens and works unchanged (SQLite cannot change a WAL file's page size)."""
+    fresh = tmp_path / "fresh.db"  # type: ignore[operator]
+    SQLiteLedger(fresh).set_limit("p", "total", 100)
+    conn = sqlite3.connect(fresh)
+    assert conn.execute("PRAGMA page_size").fetchone() == (1024,)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.close()
+    made_elsewhere = tmp_path / "old.db"  # type: ignore[operator]
+    conn = sqlite3.connect(made_elsewhere)
+    conn.execute("PRAGMA page_size=4096")
+    conn.execute("CREATE TABLE unrelated (x)")
+    conn.commit()
+    conn.close()
+    ledger = SQLiteLedger(made_elsewhere)
+    ledger.set_limit("p", "total", 100)
+    ledger.settle(ledger.reserve(hold("k", 40, chain=("p",))).key, 25)
+    assert ledger.counters()["p|total|total"] == (0, 25) and ledger.verify() == []
+    conn = sqlite3.connect(made_elsewhere)
+    assert conn.execute("PRAGMA page_size").fetchone() == (4096,)
+    conn.close()
+
+
 def test_sqlite_ledger_survives_fork(tmp_path: object) -> None:
     """A ledger built before fork() (a pre-forking server) opens its own connection in the child."""
     import multiprocessing
