@@ -52,6 +52,14 @@ def item_lists(draw: Any) -> list[Any]:
             meta: dict[str, Any] = {"score": score} if clean or draw(st.booleans()) else {}
             doc_id = f"d{i}" if clean else draw(st.one_of(st.none(), st.sampled_from(["x", "y"])))
             out.append(Document(page_content=f"t{i}", metadata=meta, id=doc_id))
+    if draw(st.booleans()):
+        # (document, score) pairs, as vector stores return them; now and then a pair that is not one.
+        pairs: list[Any] = []
+        for item in out:
+            score = draw(st.floats(-5, 5, allow_nan=False)) if clean else draw(scores)
+            pairs.append((item, score) if clean or draw(st.booleans()) else draw(st.sampled_from(
+                [[item, score], (item,), (item, score, 1), ((item, score), score)])))  # fmt: skip
+        return pairs
     return out
 
 

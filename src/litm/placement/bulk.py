@@ -2,7 +2,8 @@
 
 ``place()`` needs, to order a list, each item's score (for ``rank_by="score"``) and the assurance that
 reading the items would raise nothing: ids unique, texts strings, scores finite numbers, and so on. For a
-list of one common type (strings, ``Doc`` values, dicts, LangChain documents) those checks run here as a
+list of one common type (strings, ``Doc`` values, dicts, LangChain documents, and ``(document, score)``
+tuples of one of those with a float score, as vector stores return them) those checks run here as a
 few whole-list passes of C-level builtins (``map`` with ``attrgetter``, ``set(map(type, ...))``) instead
 of building and validating one object per item. Anything these checks cannot clear (a mixed list, a
 duplicate id, an integer score, a ``None`` where a dict was expected, ``dedup="content"``) returns
@@ -12,6 +13,8 @@ always raised; so both paths give the same order, the same plan and the same err
 Example:
     >>> quick_rank(["a", "b", "c"], rank_by="input", higher_is_better=True, dedup=None, top_k=2)
     QuickRank(kept=[0, 1], scores=None, beyond=[2])
+    >>> quick_rank([("a", 0.2), ("b", 0.9)], rank_by="score", higher_is_better=True, dedup=None, top_k=None)
+    QuickRank(kept=[1, 0], scores=[0.2, 0.9], beyond=[])
     >>> quick_rank(["a", ("b", 0.5)], rank_by="input", higher_is_better=True, dedup=None, top_k=None) is None
     True
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any, cast
 
 from litm.placement.documents import Doc, reader_of
@@ -42,6 +45,8 @@ _get_id = methodcaller("get", "id")
 _get_score = methodcaller("get", "score")
 _get_metadata = methodcaller("get", "metadata")
 _get_meta = methodcaller("get", "meta")
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 class _Unclean:
@@ -129,6 +134,28 @@ _CHECKS: dict[str, Callable[[Sequence[Any], int], Checked]] = {
 }
 
 
+def _checked(items: Sequence[Any], kinds: set[type], n: int) -> Checked:
+    kind = reader_of(items[0])
+    check = _CHECKS.get(kind) if kind is not None and (kind != "mapping" or dict in kinds) else None
+    if check is None or (kind == "doc" and Doc not in kinds):
+        return _UNCLEAN
+    return check(items, n)
+
+
+def _pairs(items: Sequence[Any], n: int) -> Checked:
+    # (document, score) pairs, as vector stores return them: the documents are checked like a plain list,
+    # and the pair's score replaces the document's own, so only a float in every pair clears the list.
+    if set(map(len, items)) != {2}:
+        return _UNCLEAN
+    docs, scores = list(map(_first, items)), list(map(_second, items))
+    doc_kinds = set(map(type, docs))
+    if len(doc_kinds) > 1 or tuple in doc_kinds or list in doc_kinds or not _finite_floats(scores):
+        return _UNCLEAN
+    if isinstance(_checked(docs, doc_kinds, n), _Unclean):
+        return _UNCLEAN
+    return scores
+
+
 def quick_rank(
     items: Sequence[Any], *, rank_by: str, higher_is_better: bool, dedup: str | None, top_k: int | None
 ) -> QuickRank | None:
@@ -143,11 +170,7 @@ def quick_rank(
         return None
     scores: Scores = None
     if n:
-        kind = reader_of(items[0])
-        check = _CHECKS.get(kind) if kind is not None and (kind != "mapping" or dict in kinds) else None
-        if check is None or (kind == "doc" and Doc not in kinds):
-            return None
-        checked = check(items, n)
+        checked = _pairs(items, n) if kinds == {tuple} else _checked(items, kinds, n)
         if isinstance(checked, _Unclean):
             return None
         scores = checked
