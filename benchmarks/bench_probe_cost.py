@@ -53,11 +53,11 @@ from litm.probe.caching import cache_policy, plan_cache, planning_count
 from litm.probe.cost import Pricer, provider_of
 from litm.probe.grid import plan
 from litm.probe.prepare import ProbeContext, prepare
-from litm.probe.schedule import batches, run_order
+from litm.probe.schedule import batches, lcp, run_order
 from litm.spend.cost import Usage
 
 N_BATCH = 64
-API_MODELS = ("anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5")
+API_MODELS = "anthropic:claude-sonnet-4-5,anthropic:claude-haiku-4-5,openai:gpt-5-mini,openai:gpt-4.1-mini"
 
 
 def _config(args: argparse.Namespace, **kw: Any) -> ProbeConfig:
@@ -127,7 +127,7 @@ def api_bills(args: argparse.Namespace, adaptive_rows: list[dict[str, Any]]) -> 
     config = _config(args, order="prefix")
     config = ProbeConfig(**{**config.to_dict(), "lengths": api_lengths})
     result: dict[str, Any] = {}
-    for spec in API_MODELS:
+    for spec in args.api_models.split(","):
         model: Model = load_model(spec)
         ctx = ProbeContext(model, config)
         policy = cache_policy(model)
@@ -137,10 +137,19 @@ def api_bills(args: argparse.Namespace, adaptive_rows: list[dict[str, Any]]) -> 
         plain: list[Usage] = []
         trie: list[Usage] = []
         adaptive: list[Usage] = []
+        # The ceiling of any schedule: every prompt's shareable prefix (the longest it has in common with another
+        # prompt of its trial) read at the cache rate and nothing written, for all trials or the stopping rule's
+        # fewest (min_trials per cell: the best an adaptive run can do).
+        best: list[tuple[int, Usage]] = []
         for group in batches(plan(config), "prefix"):
             items = run_order([prepare(s, ctx) for s in group], "prefix", remote=True)
             calls = plan_cache([p.built.prompt for p in items], count, policy)
             kept = [(p, c) for p, c in zip(items, calls, strict=True)]
+            texts = [p.built.prompt for p in items]
+            for i, p in enumerate(items):
+                shared = max((lcp(texts[i], t) for j, t in enumerate(texts) if j != i), default=0)
+                reads = policy.cached(count(texts[i][:shared])) if shared else 0
+                best.append((p.spec.trial, Usage(p.built.prompt_tokens, p.max_tokens, cache_read_tokens=reads)))
             for p, c in kept:
                 tokens = max(p.built.prompt_tokens, c.read_tokens + c.write_tokens)
                 plain.append(Usage(p.built.prompt_tokens, p.max_tokens))
@@ -158,6 +167,8 @@ def api_bills(args: argparse.Namespace, adaptive_rows: list[dict[str, Any]]) -> 
             "needlehaystack": pricer.bill(plain),
             "fixed-trie": pricer.bill(trie),
             "adaptive": pricer.bill(adaptive),
+            "ceiling-fixed": pricer.bill(u for _, u in best),
+            "ceiling-stopping": pricer.bill(u for t, u in best if t < args.min_trials),
         }
         result[spec] = {k: b.to_dict() for k, b in bills.items()}
         base = bills["needlehaystack"].micros or 0
@@ -186,6 +197,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--min-trials", type=int, default=4)
     ap.add_argument("--api-lengths", default="1024,2048,4096")
+    ap.add_argument("--api-models", default=API_MODELS, help="comma-separated API model specs to price")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", type=Path, default=Path("litm-out/bench-probe-cost"))
     ap.add_argument(
