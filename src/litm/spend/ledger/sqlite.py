@@ -122,8 +122,8 @@ class SQLiteLedger:
                 conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
                 # Set before WAL mode first writes a new file (an existing file keeps its page size): every
                 # commit appends each page it touched to the WAL, and a call touches ~9 pages of small rows,
-                # so 1 KiB pages write a quarter of the bytes of the 4 KiB default (about 25% more reserve +
-                # settle pairs per second on one process, benchmarks/bench_spend.py). The checkpoint
+                # so 1 KiB pages write a quarter of the bytes of the 4 KiB default (1.36x the reserve + settle
+                # pairs per second with one process, benchmarks/bench_spend_page_size.py). The checkpoint
                 # threshold keeps the default's 4 MiB of WAL between checkpoints.
                 conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode=WAL")
