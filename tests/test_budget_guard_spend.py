@@ -2,7 +2,7 @@
 
 The real ``openai`` and ``anthropic`` SDKs over a capturing transport (``http_capture``): "never sent" is the
 transport seeing nothing. The ledger is a real SQLite file (and a real Redis server for the shared-store
-test); the prices are the shipped snapshot (gpt-4o-mini $0.15 / $0.60, claude-sonnet-4-5 $3 / $15 per MTok,
+test); the prices are the shipped snapshot (gpt-4o-mini $0.15 / $0.60, claude-sonnet-4-6 $3 / $15 per MTok,
 i.e. 0.15 / 0.6 and 3 / 15 micro-dollars per token).
 """
 
@@ -134,10 +134,10 @@ def test_the_token_gate_refuses_first_and_reserves_nothing(tmp_path: Path) -> No
 def test_an_approximate_count_is_held_at_the_gate_bound_without_a_second_margin(tmp_path: Path) -> None:
     cap = new_cap(tmp_path, limit="1")
     provider = Provider()
-    estimate = get_tokenizer("anthropic:claude-sonnet-4-5")  # offline: an estimate with a stated margin
+    estimate = get_tokenizer("anthropic:claude-sonnet-4-6")  # offline: an estimate with a stated margin
     assert not estimate.exact
     client = guard(anthropic_client(provider), tokenizer=estimate, budget=cap)
-    client.messages.create(model="claude-sonnet-4-5", max_tokens=20, messages=SMALL)
+    client.messages.create(model="claude-sonnet-4-6", max_tokens=20, messages=SMALL)
     counted = count_request(estimate, {"messages": SMALL}, "anthropic")
     reserve = next(e for e in cap.history("run:1") if e.kind == "reserve")
     # No cache_control in the request: held at the input rate, the gate's bound, no margin added on top.
@@ -149,7 +149,7 @@ def test_an_anthropic_request_that_caches_is_held_at_the_cache_write_rate(tmp_pa
     cap = new_cap(tmp_path, limit="1")
     client = guard(anthropic_client(Provider()), tokenizer=get_tokenizer("openai:gpt-4"), budget=cap)
     system = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
-    client.messages.create(model="claude-sonnet-4-5", max_tokens=20, messages=SMALL, system=system)
+    client.messages.create(model="claude-sonnet-4-6", max_tokens=20, messages=SMALL, system=system)
     n = count_request(get_tokenizer("openai:gpt-4"), {"messages": SMALL, "system": system}, "anthropic").upper
     reserve = next(e for e in cap.history("run:1") if e.kind == "reserve")
     assert reserve.deltas[0][1] == micros_ceil(n * 6_000_000 + 20 * 15_000_000)  # 1 h writes: 2x input
@@ -178,7 +178,7 @@ def test_a_call_without_an_output_limit_is_refused_and_no_limit_is_added(tmp_pat
         run(chat(client, max_tokens=0))
     anthropic = guard(anthropic_client(provider, is_async=is_async), tokenizer=O200K, budget=cap)
     with pytest.raises(SpendRequestError, match="max_tokens"):
-        run(anthropic.post("/v1/messages", cast_to=object, body={"model": "claude-sonnet-4-5", "messages": SMALL}))
+        run(anthropic.post("/v1/messages", cast_to=object, body={"model": "claude-sonnet-4-6", "messages": SMALL}))
     assert provider.sent == [] and spent(cap) == (0, 0)
 
 
@@ -329,12 +329,12 @@ def test_stream_helpers_and_responses_and_anthropic_streams_settle(tmp_path: Pat
     with client.responses.stream(model="gpt-4o-mini", input="Say hi.", max_output_tokens=20) as events:
         assert events.get_final_response().output_text == "ok"
     claude = guard(anthropic_client(provider), tokenizer=O200K, budget=cap)
-    with claude.messages.stream(model="claude-sonnet-4-5", max_tokens=20, messages=SMALL) as messages:
+    with claude.messages.stream(model="claude-sonnet-4-6", max_tokens=20, messages=SMALL) as messages:
         assert messages.get_final_text() == "ok"
     assert spent(cap) == (2 * CHAT_COST + micros_ceil(11 * 3_000_000 + 15_000_000), 0)
 
 
-CLAUDE_COST = micros_ceil(11 * 3_000_000 + 1 * 15_000_000)  # claude-sonnet-4-5, the transport's usage
+CLAUDE_COST = micros_ceil(11 * 3_000_000 + 1 * 15_000_000)  # claude-sonnet-4-6, the transport's usage
 # api -> (output-limit field, the reported usage priced)
 APIS = {"chat": ("max_tokens", CHAT_COST), "responses": ("max_output_tokens", CHAT_COST),
         "anthropic": ("max_tokens", CLAUDE_COST)}  # fmt: skip
@@ -357,7 +357,7 @@ def test_every_api_holds_before_and_settles_its_usage_sync_and_async(
             return client.chat.completions.create(model="gpt-4o-mini", messages=SMALL, **extra)
         if api == "responses":
             return client.responses.create(model="gpt-4o-mini", input="Say hi.", **extra)
-        return client.messages.create(model="claude-sonnet-4-5", messages=SMALL, **extra)
+        return client.messages.create(model="claude-sonnet-4-6", messages=SMALL, **extra)
 
     async def consume_async() -> Any:
         got = await call()

@@ -88,7 +88,7 @@ def test_a_connection_never_made_is_refunded(cap: SpendCap) -> None:
 
 def test_anthropic_completions_settle_at_anthropic_prices(cap: SpendCap) -> None:
     capture = Capture()
-    model = AnthropicModel("claude-sonnet-4-5", api_key="test-key", max_retries=0,
+    model = AnthropicModel("claude-sonnet-4-6", api_key="test-key", max_retries=0,
                            http_client=http.Client(transport=capture.transport()))  # fmt: skip
     out = charged(model, cap).complete(QUESTION, max_tokens=16)
     # The backend counts with Anthropic's count_tokens endpoint (exact), then sends the message.
