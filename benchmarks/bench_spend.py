@@ -17,7 +17,9 @@ baar-core's flow is the one its router runs (``estimate_cost`` with its default 
 tokens, ``check_and_reserve``, the call, ``record_manual``, ``cancel_reservation``) on its
 ``SQLiteBudgetStore``, in a separate interpreter that has baar-core installed (``--baar-python``).
 
-Run it alone on the machine (other load skews the numbers)::
+With ``--rounds N`` the throughput phase runs N times, every store once a round (load that comes and goes
+then lands on all of them alike), and ``results.md`` shows each column's median round and the range of
+ops/s; the overspend phases run once. Run it alone on the machine (other load skews the numbers)::
 
     python -m venv /tmp/baar && /tmp/baar/bin/pip install baar-core
     PYTHONPATH=src .venv/bin/python benchmarks/bench_spend.py --baar-python /tmp/baar/bin/python \\
@@ -34,6 +36,7 @@ import platform
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -261,19 +264,29 @@ def _start_redis() -> tuple[subprocess.Popen[bytes], str, str]:
 def summary(results: dict[str, Any]) -> str:
     """The runs as two Markdown tables (throughput, then overspend)."""
     cores = os.cpu_count() or 1
-    lines = ["| store | processes | calls/s | ops/s | calls | wall s | client CPU µs/op | Redis server µs/script "
-             f"(ceiling ops/s) | server CPU µs/op | ops/s bound of {cores} idle cores |",
+    lines = ["| store | processes | calls/s | ops/s (range of rounds) | calls | wall s | client CPU µs/op | "
+             f"Redis server µs/script (ceiling ops/s) | server CPU µs/op | ops/s bound of {cores} idle cores |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in results["runs"]:
         if r["phase"] == "throughput":
-            server = ""
-            if "server_us_per_script" in r:
-                server = f"{r['server_us_per_script']} ({r['server_ceiling_ops_per_s']})"
-            client = r.get("client_cpu_us_per_op") or 0
-            server_cpu = r.get("server_cpu_us_per_op") or 0
-            bound = round(cores * 1e6 / (client + server_cpu)) if client else ""
-            lines.append(f"| {r['store']} | {r['procs']} | {r['calls_per_s']} | {r['ops_per_s']} | {r['calls']} | "
-                         f"{r['wall_s']} | {client} | {server} | {server_cpu or ''} | {bound} |")  # fmt: skip
+            groups.setdefault((r["store"], r["procs"]), []).append(r)
+    for (store, procs), runs in groups.items():
+        # With several rounds: the median round of each column, and the range of ops/s.
+        def med(key: str, runs: list[dict[str, Any]] = runs) -> Any:
+            values = [r[key] for r in runs if r.get(key) is not None]
+            return statistics.median(values) if values else None
+
+        ops = med("ops_per_s")
+        spread = f" ({min(r['ops_per_s'] for r in runs)}-{max(r['ops_per_s'] for r in runs)})" if len(runs) > 1 else ""
+        server = ""
+        if med("server_us_per_script") is not None:
+            server = f"{med('server_us_per_script'):g} ({round(med('server_ceiling_ops_per_s'))})"
+        client = med("client_cpu_us_per_op") or 0
+        server_cpu = med("server_cpu_us_per_op") or 0
+        bound = round(cores * 1e6 / (client + server_cpu)) if client else ""
+        lines.append(f"| {store} | {procs} | {round(med('calls_per_s'))} | {round(ops)}{spread} | {runs[0]['calls']} | "
+                     f"{med('wall_s'):g} | {client:g} | {server} | {server_cpu or ''} | {bound} |")  # fmt: skip
     lines += ["", "| store | model | outputs | processes | admitted | refused | store says spent $ | billed $ | "
               "limit $ | overspend $ | calls past the limit |",
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
@@ -288,6 +301,7 @@ def summary(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="litm spend-cap benchmark")
     parser.add_argument("--calls", type=int, default=8000, help="calls per throughput run, split over the workers")
+    parser.add_argument("--rounds", type=int, default=1, help="throughput rounds (every store once a round)")
     parser.add_argument("--baar-python", default="/tmp/baar/bin/python", help="an interpreter with baar-core")
     parser.add_argument("--out", type=Path, default=None, help="folder for results.json")
     parser.add_argument("--baar-run", default=None, help=argparse.SUPPRESS)  # internal: JSON args for a baar run
@@ -305,52 +319,68 @@ def main(argv: list[str] | None = None) -> int:
         "runs": [],
     }  # fmt: skip
     mini = "gpt-4o-mini"
-    phases = [("throughput", 0, HUGE_LIMIT_USD, "uniform", mini),
-              ("overspend", 500, BINDING_LIMIT_USD, "uniform", mini),
-              ("overspend", 500, BINDING_LIMIT_USD, "long", mini),
-              ("overspend", 500, BINDING_LIMIT_USD, "uniform", UNKNOWN_MODEL)]  # fmt: skip
+    throughput = ("throughput", 0, HUGE_LIMIT_USD, "uniform", mini)
+    overspends = [("overspend", 500, BINDING_LIMIT_USD, "uniform", mini),
+                  ("overspend", 500, BINDING_LIMIT_USD, "long", mini),
+                  ("overspend", 500, BINDING_LIMIT_USD, "uniform", UNKNOWN_MODEL)]  # fmt: skip
 
-    def record(name: str, res: dict[str, Any], phase: str, dist: str, model: str) -> None:
+    def record(name: str, res: dict[str, Any], phase: str, dist: str, model: str, rnd: int = 0) -> None:
         res = overspend(res)
-        res.update(store=name, phase=phase, outputs=dist, model=model)
+        res.update(store=name, phase=phase, outputs=dist, model=model, round=rnd)
         results["runs"].append(res)
         print(json.dumps(res), flush=True)
 
-    for sync in ("FULL", "NORMAL"):
-        for procs in (1, 4, 8):
-            for phase, calls, limit, dist, model in phases:
-                spec = {"store": "sqlite", "synchronous": sync, "dist": dist, "model": model}
-                res = run_litm(spec, procs, calls or args.calls // procs, limit)
-                record(f"litm-sqlite-{sync}", res, phase, dist, model)
+    baar = Path(args.baar_python)
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": ""}
+    if not baar.exists():
+        results["baar_core"] = f"not run: no interpreter at {baar} (python -m venv /tmp/baar && pip install baar-core)"
+    else:
+        version = subprocess.run([str(baar), "-c", "import importlib.metadata as m; print(m.version('baar-core'))"],
+                                 capture_output=True, text=True, env=env).stdout.strip()  # fmt: skip
+        results["baar_core"] = f"baar-core {version}, SQLiteBudgetStore"
+
+    def run_baar_job(procs: int, phase: tuple[str, int, str, str, str], rnd: int) -> bool:
+        name, calls, limit, dist, model = phase
+        job = json.dumps({"procs": procs, "calls": calls or args.calls // procs, "limit": limit, "dist": dist,
+                          "model": model})  # fmt: skip
+        got = subprocess.run([str(baar), __file__, "--baar-run", job], capture_output=True, text=True,
+                             env=env, timeout=1200)  # fmt: skip
+        if got.returncode != 0:
+            results["baar_core"] += f"; run failed: {got.stderr.strip()[-500:]}"
+            return False
+        record("baar-core-sqlite", json.loads(got.stdout.strip().splitlines()[-1]), name, dist, model, rnd)
+        return True
+
+    def run_config(store: str, procs: int, phase: tuple[str, int, str, str, str], url: str, rnd: int = 0) -> bool:
+        name, calls, limit, dist, model = phase
+        if store == "baar-core-sqlite":
+            return run_baar_job(procs, phase, rnd)
+        if store == "litm-redis":
+            spec: dict[str, Any] = {"store": "redis", "url": url, "dist": dist, "model": model}
+        else:
+            spec = {"store": "sqlite", "synchronous": store.rsplit("-", 1)[1], "dist": dist, "model": model}
+        record(store, run_litm(spec, procs, calls or args.calls // procs, limit), name, dist, model, rnd)
+        return True
+
+    configs = [(f"litm-sqlite-{sync}", procs) for sync in ("FULL", "NORMAL") for procs in (1, 4, 8)]
+    configs += [("litm-redis", procs) for procs in (1, 8, 16)]
+    if baar.exists():
+        configs += [("baar-core-sqlite", procs) for procs in (1, 4, 8)]
     proc, url, workdir = _start_redis()
     try:
-        for procs in (1, 8, 16):
-            for phase, calls, limit, dist, model in phases:
-                spec = {"store": "redis", "url": url, "dist": dist, "model": model}
-                res = run_litm(spec, procs, calls or args.calls // procs, limit)
-                record("litm-redis", res, phase, dist, model)
+        # Throughput in rounds, every store once a round: load that comes and goes on a shared machine then
+        # lands on every store alike, and the median of the rounds is the figure.
+        for rnd in range(args.rounds):
+            for store, procs in configs:
+                if not run_config(store, procs, throughput, url, rnd):
+                    configs = [c for c in configs if c[0] != store]
+        for store, procs in configs:
+            for phase in overspends:
+                run_config(store, procs, phase, url)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         shutil.rmtree(workdir, ignore_errors=True)
-    baar = Path(args.baar_python)
-    if not baar.exists():
-        results["baar_core"] = f"not run: no interpreter at {baar} (python -m venv /tmp/baar && pip install baar-core)"
-    else:
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": ""}
-        version = subprocess.run([str(baar), "-c", "import importlib.metadata as m; print(m.version('baar-core'))"],
-                                 capture_output=True, text=True, env=env).stdout.strip()  # fmt: skip
-        results["baar_core"] = f"baar-core {version}, SQLiteBudgetStore"
-        for procs in (1, 4, 8):
-            for phase, calls, limit, dist, model in phases:
-                job = json.dumps({"procs": procs, "calls": calls or args.calls // procs, "limit": limit, "dist": dist,
-                                  "model": model})  # fmt: skip
-                got = subprocess.run([str(baar), __file__, "--baar-run", job], capture_output=True, text=True,
-                                     env=env, timeout=1200)  # fmt: skip
-                if got.returncode != 0:
-                    results["baar_core"] += f"; run failed: {got.stderr.strip()[-500:]}"
-                    break
-                record("baar-core-sqlite", json.loads(got.stdout.strip().splitlines()[-1]), phase, dist, model)
     results["load_average_at_end"] = os.getloadavg()
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
