@@ -26,7 +26,11 @@ estimate: needlehaystack = every prompt billed as uncached input (no ``cache_con
 caches nothing); fixed-trie = the trie order with the cache plan of ``litm.probe.caching`` (reads at the
 cache-read rate, writes at the cache-write rate); adaptive = the same, for the (length index, depth,
 trial) cells the embedded adaptive run actually ran. Output is billed at the measured answer lengths'
-ceiling (``max_tokens``). Prices: the spend price table (``litm.spend``).
+ceiling (``max_tokens``). Prices: the spend price table (``litm.spend``); ``--api-models`` picks the models
+(two Anthropic ones, which bill cache writes at 1.25x, and two OpenAI ones, which cache by themselves with no
+write premium). Two more rows bound every schedule: ``ceiling-fixed`` bills each prompt's shareable prefix (the
+longest it has in common with another prompt of its trial) at the cache-read rate and writes nothing, and
+``ceiling-stopping`` does the same for ``--min-trials`` trials per cell, the fewest the stopping rule runs.
 
     nice /work/main/.venv/bin/python benchmarks/bench_probe_cost.py --out docs/results/bench-probe-cost
 """
