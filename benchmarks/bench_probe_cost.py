@@ -147,9 +147,9 @@ def api_bills(args: argparse.Namespace, adaptive_rows: list[dict[str, Any]]) -> 
         best: list[tuple[int, Usage]] = []
         for group in batches(plan(config), "prefix"):
             items = run_order([prepare(s, ctx) for s in group], "prefix", remote=True)
-            calls = plan_cache([p.built.prompt for p in items], count, policy)
-            kept = [(p, c) for p, c in zip(items, calls, strict=True)]
             texts = [p.built.prompt for p in items]
+            calls = plan_cache(texts, count, policy)
+            kept = [(p, c) for p, c in zip(items, calls, strict=True)]
             for i, p in enumerate(items):
                 shared = max((lcp(texts[i], t) for j, t in enumerate(texts) if j != i), default=0)
                 reads = policy.cached(count(texts[i][:shared])) if shared else 0

@@ -277,7 +277,10 @@ def test_sqlite_new_file_is_wal_with_small_pages_and_an_existing_file_keeps_its_
     """A new ledger is WAL with 1 KiB pages (less written per commit); a file made elsewhere with the 4 KiB
     default opens and works unchanged (SQLite cannot change a WAL file's page size)."""
     fresh = tmp_path / "fresh.db"  # type: ignore[operator]
-    SQLiteLedger(fresh).set_limit("p", "total", 100)
+    new_ledger = SQLiteLedger(fresh)
+    new_ledger.set_limit("p", "total", 100)
+    # Both files checkpoint after 4 MiB of WAL, counted in their own pages.
+    assert new_ledger._conn().execute("PRAGMA wal_autocheckpoint").fetchone() == (4096,)
     conn = sqlite3.connect(fresh)
     assert conn.execute("PRAGMA page_size").fetchone() == (1024,)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -290,6 +293,7 @@ def test_sqlite_new_file_is_wal_with_small_pages_and_an_existing_file_keeps_its_
     conn.close()
     ledger = SQLiteLedger(made_elsewhere)
     ledger.set_limit("p", "total", 100)
+    assert ledger._conn().execute("PRAGMA wal_autocheckpoint").fetchone() == (1024,)
     ledger.settle(ledger.reserve(hold("k", 40, chain=("p",))).key, 25)
     assert ledger.counters()["p|total|total"] == (0, 25) and ledger.verify() == []
     conn = sqlite3.connect(made_elsewhere)

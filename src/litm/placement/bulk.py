@@ -149,9 +149,8 @@ def _pairs(items: Sequence[Any], n: int) -> Checked:
         return _UNCLEAN
     docs, scores = list(map(_first, items)), list(map(_second, items))
     doc_kinds = set(map(type, docs))
-    if len(doc_kinds) > 1 or tuple in doc_kinds or list in doc_kinds or not _finite_floats(scores):
-        return _UNCLEAN
-    if isinstance(_checked(docs, doc_kinds, n), _Unclean):
+    # A nested pair has no reader of its own, so _checked refuses it with the rest.
+    if len(doc_kinds) > 1 or not _finite_floats(scores) or isinstance(_checked(docs, doc_kinds, n), _Unclean):
         return _UNCLEAN
     return scores
 

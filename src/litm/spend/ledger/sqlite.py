@@ -124,10 +124,12 @@ class SQLiteLedger:
                 # commit appends each page it touched to the WAL, and a call touches ~9 pages of small rows,
                 # so 1 KiB pages write a quarter of the bytes of the 4 KiB default (1.36x the reserve + settle
                 # pairs per second with one process, benchmarks/bench_spend_page_size.py). The checkpoint
-                # threshold keeps the default's 4 MiB of WAL between checkpoints.
+                # threshold keeps the default's 4 MiB of WAL between checkpoints, counted in the file's own
+                # pages (an existing file may have kept 4 KiB ones).
                 conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_BYTES // PAGE_SIZE}")
+                (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+                conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_BYTES // page_size}")
                 conn.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.Error as exc:
                 raise LedgerUnavailableError(f"SQLite ledger {self.path}: cannot open ({exc})") from None
