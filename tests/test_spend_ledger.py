@@ -244,6 +244,68 @@ def test_sqlite_fails_closed_when_locked_or_unreachable(tmp_path: object) -> Non
     assert isinstance(info.value, ConnectionError)
 
 
+def test_sqlite_open_and_reads_wait_for_a_lock_held_elsewhere_then_fail_closed(tmp_path: object) -> None:
+    """Opening a ledger and reading it wait up to busy_timeout_s for another connection's lock (they used
+    to refuse at once, so workers opening a closed ledger together could fail to start)."""
+    import threading
+    import time
+
+    path = tmp_path / "held.db"  # type: ignore[operator]
+    reader = SQLiteLedger(path, busy_timeout_s=0.2)
+    reader.set_limit("p", "total", 100)
+    reader.close()  # an exclusive lock needs every other connection closed; the next read reopens
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    blocker.execute("BEGIN EXCLUSIVE")
+    blocker.execute("SELECT count(*) FROM limits").fetchall()  # holds the file until it commits
+    try:
+        start = time.monotonic()
+        with pytest.raises(LedgerUnavailableError, match=r"cannot open \(still locked after 0\.2 s\)") as info:
+            SQLiteLedger(path, busy_timeout_s=0.2)
+        assert time.monotonic() - start >= 0.2 and isinstance(info.value, ConnectionError)
+        with pytest.raises(LedgerUnavailableError, match=r"still locked after 0\.2 s"):
+            reader.status()
+        opened: list[object] = []
+        opener = threading.Thread(target=lambda: opened.append(SQLiteLedger(path, busy_timeout_s=30).limits()))
+        opener.start()
+        time.sleep(0.1)
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    opener.join(timeout=30)
+    assert [[(x.scope, x.micros) for x in got] for got in opened] == [[("p", 100)]]  # type: ignore[attr-defined]
+
+
+def test_sqlite_processes_opening_and_closing_a_ledger_together_never_fail(tmp_path: object) -> None:
+    """Eight workers open a ledger nobody has open (no WAL yet) at the same moment, reserve, close and open
+    it again 40 times: whenever the last connection closes, SQLite removes the WAL, and the next opener sets
+    it up again while the others wait."""
+    import multiprocessing
+
+    path = tmp_path / "together.db"  # type: ignore[operator]
+    setup_ledger = SQLiteLedger(path)
+    setup_ledger.set_limit("p", "total", 1000)
+    setup_ledger.close()  # the last connection closes: SQLite removes the WAL and its index
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(8)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        for j in range(40):
+            ledger = SQLiteLedger(path)
+            ledger.reserve(hold(f"w{i}-{j}", 1, chain=("p",)))
+            ledger.close()
+
+    workers = [ctx.Process(target=worker, args=(i,)) for i in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=60)
+    assert [w.exitcode for w in workers] == [0] * 8
+    ledger = SQLiteLedger(path)
+    assert ledger.counters()["p|total|total"] == (320, 0) and ledger.verify() == []
+
+
 def test_events_are_append_only(tmp_path: object) -> None:
     ledger = SQLiteLedger(tmp_path / "ao.db")  # type: ignore[operator]
     ledger.set_limit("p", "total", 100)

@@ -13,10 +13,11 @@ The common path is short: a reserve is ``BEGIN IMMEDIATE``, the bounded lease sw
 chain's limits and counters, the reservation insert, the event insert, ``COMMIT``; a settle is ``BEGIN
 IMMEDIATE``, one ``UPDATE ... RETURNING`` of the held reservation, the event insert, ``COMMIT``.
 
-Waiting for the lock: SQLite's own busy handler sleeps in steps of milliseconds, which under
-contention between processes costs more than the transactions themselves; this ledger retries
-``BEGIN IMMEDIATE`` itself with short randomised sleeps for up to ``busy_timeout_s``, then refuses with
-:class:`~litm.errors.LedgerUnavailableError` (fail closed).
+Waiting for the lock: a connection's setup, ``BEGIN IMMEDIATE`` and every read wait for up to
+``busy_timeout_s`` while another connection holds the lock they need, then refuse with
+:class:`~litm.errors.LedgerUnavailableError` (fail closed; :mod:`litm.spend.ledger.sqlite_lock`). Workers
+that open a closed ledger at once (a pre-forking server starting) queue behind the first, which sets the
+WAL up.
 
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "spend.db")
@@ -33,14 +34,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from litm.errors import LedgerUnavailableError, ReservationError
 from litm.spend.ledger.base import (
@@ -66,12 +66,15 @@ from litm.spend.ledger.rules import (
     sorted_limits,
     statuses,
 )
+from litm.spend.ledger.sqlite_lock import retry_locked
 from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
 from litm.spend.money import check_micros
 from litm.spend.scopes import WINDOWS, Window, counter_name, window_id
 
 __all__ = ["SQLiteLedger"]
+
+_T = TypeVar("_T")
 
 PAGE_SIZE = 1024
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024
@@ -120,42 +123,38 @@ class SQLiteLedger:
         if conn is None or self._local.pid != os.getpid():
             try:
                 conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
-                # Set before WAL mode first writes a new file (an existing file keeps its page size): every
-                # commit appends each page it touched to the WAL, and a call touches ~9 pages of small rows,
-                # so 1 KiB pages write a quarter of the bytes of the 4 KiB default (1.36x the reserve + settle
-                # pairs per second with one process, benchmarks/bench_spend_page_size.py). The checkpoint
-                # threshold keeps the default's 4 MiB of WAL between checkpoints, counted in the file's own
-                # pages (an existing file may have kept 4 KiB ones).
-                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
-                conn.execute("PRAGMA journal_mode=WAL")
-                (page_size,) = conn.execute("PRAGMA page_size").fetchone()
-                conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_BYTES // page_size}")
-                conn.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.Error as exc:
                 raise LedgerUnavailableError(f"SQLite ledger {self.path}: cannot open ({exc})") from None
+            try:
+                self._retrying(lambda: self._configure(conn), "cannot open")
+            except BaseException:
+                conn.close()
+                raise
             self._local.conn, self._local.pid = conn, os.getpid()
             with self._lock:
                 self._all.append(conn)
         return conn
 
+    def _configure(self, conn: sqlite3.Connection) -> None:
+        # Set before WAL mode first writes a new file (an existing file keeps its page size): every commit
+        # appends each page it touched to the WAL, and a call touches ~9 pages of small rows, so 1 KiB pages
+        # write a quarter of the bytes of the 4 KiB default (1.36x the reserve + settle pairs per second
+        # with one process, benchmarks/bench_spend_page_size.py). The checkpoint threshold keeps the
+        # default's 4 MiB of WAL between checkpoints, counted in the file's own pages (an existing file may
+        # have kept 4 KiB ones).
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_BYTES // page_size}")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
+
+    def _retrying(self, action: Callable[[], _T], failing: str = "") -> _T:
+        return retry_locked(action, timeout_s=self.busy_timeout_s, where=f"SQLite ledger {self.path}", failing=failing)
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
-        deadline = time.monotonic() + self.busy_timeout_s
-        delay = 50e-6
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
-                if time.monotonic() > deadline:
-                    raise LedgerUnavailableError(
-                        f"SQLite ledger {self.path}: still locked after {self.busy_timeout_s:g} s"
-                    ) from None
-                time.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 1.5, 2e-3)
+        self._retrying(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
             yield conn
             conn.execute("COMMIT")
@@ -172,10 +171,8 @@ class SQLiteLedger:
             conn.execute("ROLLBACK")
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        try:
-            return self._conn().execute(sql, args).fetchall()
-        except sqlite3.Error as exc:
-            raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
+        conn = self._conn()
+        return self._retrying(lambda: conn.execute(sql, args).fetchall())
 
     def _hook(self, point: str) -> None:
         hook = self._hooks.get(point)
