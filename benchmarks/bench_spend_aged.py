@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -46,17 +45,6 @@ def new_ledger(path: Path, page: int) -> SQLiteLedger:
     return ledger
 
 
-def checkpoint(path: Path) -> float:
-    """Copy every WAL page back into the database file and empty the WAL; return the seconds it took."""
-    t0 = time.perf_counter()
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-    return time.perf_counter() - t0
-
-
 def age(path: Path, page: int, calls: int) -> dict[str, Any]:
     """Fill a new ledger at ``path`` with ``calls`` settled calls of the benchmark's shape, through the API."""
     ledger = new_ledger(path, page)
@@ -69,7 +57,7 @@ def age(path: Path, page: int, calls: int) -> dict[str, Any]:
     assert ledger.verify() == [], "the aged ledger's counters differ from its events"
     ledger.close()
     seconds = time.perf_counter() - t0
-    checkpoint(path)
+    bench_spend.final_checkpoint(str(path))
     return {"page": page, "calls": calls, "seconds": round(seconds, 1), "bytes": path.stat().st_size}
 
 
@@ -84,9 +72,8 @@ def timed_run(template: Path | None, page: int, procs: int, calls: int) -> float
             shutil.copyfile(template, path)
         spec = {"store": "sqlite", "synchronous": "NORMAL", "dist": "uniform", "model": "gpt-4o-mini",
                 "run": f"r{time.time_ns()}", "path": str(path)}  # fmt: skip
-        res = bench_spend._run_processes(bench_spend.litm_worker, spec, procs, calls // procs)
-        wall = res["wall_s"] + checkpoint(path)
-        return (2 * res["calls"] + res["refused"]) / wall
+        res = bench_spend._run_processes(bench_spend.litm_worker, spec, procs, calls // procs, str(path))
+        return (2 * res["calls"] + res["refused"]) / res["wall_s"]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
