@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from litm.bench.analysis import summarize
 from litm.bench.data import load_items
 from litm.bench.report import write_report
-from litm.bench.runner import BenchConfig, BenchError, run_bench
+from litm.bench.runner import BenchConfig, BenchError, recorded_batch, run_bench
 from litm.cli import app
 from litm.eval.scoring import normalize
 from litm.models.base import Completion, GenerationRequest, Model
@@ -211,3 +211,32 @@ def test_progress_is_logged_as_plain_lines_without_a_terminal(
     done, total = stages[-1].split(": ", 1)[1].split(" ", 1)[0].split("/")
     assert done == total and int(total) > 0 and "(100%)" in stages[-1]
     assert any(ln.startswith("bench direct: ") for ln in lines)
+
+
+def test_a_local_models_batch_is_part_of_the_run_and_a_resume_must_match_it(
+    tmp_path: Path, answers: dict[str, str]
+) -> None:
+    """llama.cpp's batch changes what a cold run computes (and what aligned reuse keeps): it is recorded, a
+    resume with another batch is refused, and a run recorded before the setting counts as 512."""
+    config = _config(questions=2, direct_questions=0, ablation_questions=0)
+    model = EdgeModel(answers)
+    model.n_batch = 64  # type: ignore[attr-defined]  # what a LocalModel carries
+    run_bench(model, config, tmp_path, progress=False)
+    settings_file = tmp_path / "run.json"
+    settings = json.loads(settings_file.read_text())
+    assert settings["identity"]["n_batch"] == 64 and settings["model"]["n_batch"] == 64
+    model.n_batch = 512  # type: ignore[attr-defined]
+    with pytest.raises(BenchError, match=r"different settings \(n_batch\)"):
+        run_bench(model, config, tmp_path, resume=True, progress=False)
+    del settings["identity"]["n_batch"]  # as a run made before the setting existed
+    settings_file.write_text(json.dumps(settings))
+    assert len(run_bench(model, config, tmp_path, resume=True, progress=False).rows) > 0
+    # What the CLI loads for a resume: the run's own batch, 512 before the setting, nothing for a remote model.
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "run.json").write_text(json.dumps({"identity": {"model": "local:qwen2.5-coder-0.5b"}}))
+    assert recorded_batch(local) == 512
+    (local / "run.json").write_text(json.dumps({"identity": {"model": "local", "n_batch": 64}}))
+    assert recorded_batch(local) == 64
+    (local / "run.json").write_text(json.dumps({"identity": {"model": "openai:gpt-4o-mini"}}))
+    assert recorded_batch(local) is None and recorded_batch(tmp_path / "none") is None

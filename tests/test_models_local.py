@@ -138,6 +138,10 @@ def test_bad_model_files_are_typed_errors(tmp_path: Path) -> None:
         load_model("local", reuse_prefix="sometimes")
     with pytest.raises(InvalidOptionError, match="n_ctx must be an integer >= 16, got 8"):
         load_model("local", n_ctx=8)
+    for bad in (0, True, "64"):
+        with pytest.raises(InvalidOptionError, match=f"n_batch must be an integer >= 1, got {bad!r}"):
+            load_model("local", n_batch=bad)
+    assert load_model("local", n_batch=64).n_batch == 64
 
 
 def test_context_grows_by_reloading_only_when_a_request_needs_more(gemma: LocalModel) -> None:

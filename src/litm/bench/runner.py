@@ -53,7 +53,7 @@ from litm.models.logprobs import Logprobs, ScoresContinuations, supports_logprob
 from litm.placement.profile import PositionProfile
 from litm.util.progress import progress as make_progress
 
-__all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "run_bench"]
+__all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "recorded_batch", "run_bench"]
 
 BENCH_VERSION = 1
 RESULTS = "bench.jsonl"
@@ -332,6 +332,8 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
             "mode": model_mode(model),
             "prompt_format": config.resolved_format(model),
             "likelihood": config.resolved_likelihood(model),
+            # A local model's batch is part of what it computes (and of what aligned reuse keeps).
+            **({"n_batch": batch} if isinstance(batch := getattr(model, "n_batch", None), int) else {}),
         },
         "config": {
             **asdict(config),
@@ -344,6 +346,7 @@ def _settings(model: Model, config: BenchConfig, command: str | None) -> dict[st
             "spec": getattr(model, "spec", ""),
             "mode": model_mode(model),
             "threads": getattr(model, "n_threads", None),
+            "n_batch": getattr(model, "n_batch", None),
             "prompt_format": config.resolved_format(model),
         },
         "command": command,
@@ -361,10 +364,23 @@ def _check_resume(path: Path, settings: dict[str, Any], *, resume: bool) -> None
         raise BenchError(
             f"{path.parent} already holds a benchmark run; pass --resume to continue it or use another --out"
         )
-    # Runs recorded before a setting existed used its then-only value.
-    diffs = changed_settings(path, settings["identity"], defaults=_IDENTITY_DEFAULTS)
+    # Runs recorded before a setting existed used its then-only value (a local model's batch: 512).
+    defaults = {**_IDENTITY_DEFAULTS, **({"n_batch": 512} if "n_batch" in settings["identity"] else {})}
+    diffs = changed_settings(path, settings["identity"], defaults=defaults)
     if diffs:
         raise BenchError(f"{path.parent} holds a run with different settings ({', '.join(diffs)}); use another --out")
+
+
+def recorded_batch(out_dir: str | Path) -> int | None:
+    """The llama.cpp batch of the local-model run in ``out_dir`` (512 for runs recorded before the
+    setting), or None when there is no run there or its model is not local: what a resume must load."""
+    try:
+        identity = json.loads((Path(out_dir) / SETTINGS).read_text(encoding="utf-8")).get("identity", {})
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not str(identity.get("model", "")).startswith("local"):
+        return None
+    return int(identity.get("n_batch", 512))
 
 
 def run_bench(

@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
+from litm.models.local.kv_reuse import REUSE_BATCH
 
 
 def _split(values: list[str]) -> tuple[str, ...]:
@@ -73,6 +74,12 @@ def bench_cmd(
     ),
     reuse: str = typer.Option("aligned", "--reuse", help="Local KV reuse: aligned (= cold answers), full, cold."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="CPU threads for a local model (default: all)."),
+    batch: int | None = typer.Option(
+        None,
+        "--batch",
+        min=1,
+        help=f"Local models: llama.cpp batch, the unit aligned reuse keeps ({REUSE_BATCH}; a resume: the run's own).",
+    ),
     concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Parallel requests (remote models)."),
     out: Path = typer.Option(Path("litm-out/bench"), "--out", "-o", help="Output directory."),
     resume: bool = typer.Option(False, "--resume", help="Continue a run in --out, skipping finished rows."),
@@ -83,7 +90,7 @@ def bench_cmd(
     from litm.bench.design import NQ_ARMS, STRATEGIES
     from litm.bench.goldsets import GOLDSET_STRATEGIES
     from litm.bench.outputs import write_outputs
-    from litm.bench.runner import BenchConfig, run_bench
+    from litm.bench.runner import BenchConfig, recorded_batch, run_bench
     from litm.models import load_model
     from litm.models.spec import parse_spec
     from litm.placement.profile import PositionProfile
@@ -115,6 +122,7 @@ def bench_cmd(
         options["reuse_prefix"] = reuse
         if threads is not None:
             options["n_threads"] = threads
+        options["n_batch"] = batch or (resume and recorded_batch(out)) or REUSE_BATCH
     elif concurrency is not None:
         options["concurrency"] = concurrency
     m = load_model(model, **options)

@@ -18,6 +18,7 @@ from typing import Any
 import typer
 
 from litm.cli import app
+from litm.models.local.kv_reuse import REUSE_BATCH
 from litm.probe.errors import ProbeError
 
 probe_app = typer.Typer(
@@ -47,9 +48,8 @@ class FillerOpt(StrEnum):
     independent = "independent"
 
 
-#: llama.cpp batch for local probes: aligned reuse keeps whole batches, so a small one reuses nearly every
-#: shared token (measured: the same CPU time per prompt token as 512 on Gemma 3 270M, docs/probe.md).
-PROBE_N_BATCH = 64
+#: llama.cpp batch for local probes (see REUSE_BATCH).
+PROBE_N_BATCH = REUSE_BATCH
 
 
 def _split(values: list[str]) -> tuple[str, ...]:

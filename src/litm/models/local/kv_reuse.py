@@ -21,6 +21,11 @@ from litm.errors import InvalidOptionError
 
 __all__ = ["REUSE_MODES", "KvReuse", "ReuseMode", "reuse_mode"]
 
+#: The llama.cpp batch the probe and benchmark CLIs load local models with: aligned reuse keeps whole
+#: batches, so a small one keeps nearly every shared token, at the CPU time per prompt token of 512
+#: (measured on Gemma 3 270M, docs/probe.md, and Qwen2.5-Coder 0.5B, the README's benchmark section).
+REUSE_BATCH = 64
+
 #: How much of the previous prompt's KV cache a local model may reuse (see the module docstring).
 ReuseMode = Literal["aligned", "full", "cold"]
 REUSE_MODES: dict[object, ReuseMode] = {

@@ -52,8 +52,10 @@ class LocalModel(Model):
     """A GGUF file run by llama.cpp in this process (see the module docstring for the choices made).
 
     ``n_ctx`` fixes the context window (default: the model's training context, allocated as needed);
-    ``n_threads`` defaults to the usable cores. ``reuse_prefix``: ``True`` (or ``"aligned"``, the default)
-    reuses only what leaves every answer identical to a cold run; ``"full"`` reuses the longest shared
+    ``n_threads`` defaults to the usable cores; ``n_batch`` is llama.cpp's (the unit aligned reuse keeps, and
+    part of what a cold run computes: values can differ in the last digits between batch sizes).
+    ``reuse_prefix``: ``True`` (or ``"aligned"``, the default) reuses only what leaves every answer identical
+    to a cold run; ``"full"`` reuses the longest shared
     prefix (fastest; answers may depend on the previous prompt); ``False`` (or ``"cold"``) reuses nothing.
     Raises :class:`~litm.errors.ModelNotFoundError` when the file does not exist.
 
@@ -77,6 +79,8 @@ class LocalModel(Model):
             raise ModelNotFoundError(f"model file not found: {file}")
         if n_ctx is not None and (isinstance(n_ctx, bool) or not isinstance(n_ctx, int) or n_ctx < 16):
             raise InvalidOptionError(f"n_ctx must be an integer >= 16, got {n_ctx!r}")
+        if isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1:
+            raise InvalidOptionError(f"n_batch must be an integer >= 1, got {n_batch!r}")
         mode = reuse_mode(reuse_prefix)
         llama_class()  # fail now, with the install command, rather than at the first prompt
         self.path = file.resolve()
@@ -84,6 +88,7 @@ class LocalModel(Model):
         self.spec = spec or f"local:{self.path}"
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
+        self.n_batch = n_batch
         self.reuse_prefix: ReuseMode = mode
         self._shared = shared(self.path, self.n_threads, flash_attn, n_batch)
         self._tokenizer = LlamaTokenizer(self)
