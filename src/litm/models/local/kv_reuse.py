@@ -22,8 +22,8 @@ from litm.errors import InvalidOptionError
 __all__ = ["REUSE_MODES", "KvReuse", "ReuseMode", "reuse_mode"]
 
 #: The llama.cpp batch the probe and benchmark CLIs load local models with: aligned reuse keeps whole
-#: batches, so a small one keeps nearly every shared token, at the CPU time per prompt token of 512
-#: (measured on Gemma 3 270M, docs/probe.md, and Qwen2.5-Coder 0.5B, the README's benchmark section).
+#: batches, so a small one keeps nearly every shared token, at about the CPU time per prompt token of 512
+#: (Gemma 3 270M: docs/probe.md; Qwen2.5-Coder 0.5B, one thread: 0.94x 512's tok/s, benchmarks/bench_batch_size.py).
 REUSE_BATCH = 64
 
 #: How much of the previous prompt's KV cache a local model may reuse (see the module docstring).
