@@ -8,8 +8,8 @@ Each call is: reserve the worst case, then settle the real cost. Phases:
 
 * throughput: a limit that never binds; calls (reserve+settle pairs) and operations (a reserve or a
   settle) per second of wall time, all workers together, from a common start barrier to the end of the
-  final checkpoint of a SQLite store's WAL (since commit 24cbc19's results; earlier runs stopped the clock
-  when the last worker finished);
+  final checkpoint of a SQLite store's WAL (from commit b085dc2 on; earlier runs stopped the clock when
+  the last worker finished);
 * overspend: a limit of $0.50 that binds after about a thousand calls. Overspend is measured against the
   provider's bill (what the admitted calls cost), not against what a store believes it recorded, and
   ``overspend_calls`` counts calls that finished with the bill already past the limit. A third run uses a

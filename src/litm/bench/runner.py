@@ -56,6 +56,8 @@ from litm.util.progress import progress as make_progress
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "recorded_batch", "run_bench"]
 
 BENCH_VERSION = 1
+#: The llama.cpp batch of local-model runs recorded before the batch was part of a run's identity.
+BATCH_BEFORE_SETTING = 512
 RESULTS = "bench.jsonl"
 _IDENTITY_DEFAULTS: dict[str, Any] = {
     "prompt_format": "completion",
@@ -364,8 +366,9 @@ def _check_resume(path: Path, settings: dict[str, Any], *, resume: bool) -> None
         raise BenchError(
             f"{path.parent} already holds a benchmark run; pass --resume to continue it or use another --out"
         )
-    # Runs recorded before a setting existed used its then-only value (a local model's batch: 512).
-    defaults = {**_IDENTITY_DEFAULTS, **({"n_batch": 512} if "n_batch" in settings["identity"] else {})}
+    # Runs recorded before a setting existed used its then-only value (a local model's batch included).
+    batch = {"n_batch": BATCH_BEFORE_SETTING} if "n_batch" in settings["identity"] else {}
+    defaults = {**_IDENTITY_DEFAULTS, **batch}
     diffs = changed_settings(path, settings["identity"], defaults=defaults)
     if diffs:
         raise BenchError(f"{path.parent} holds a run with different settings ({', '.join(diffs)}); use another --out")
@@ -380,7 +383,7 @@ def recorded_batch(out_dir: str | Path) -> int | None:
         return None
     if not str(identity.get("model", "")).startswith("local"):
         return None
-    return int(identity.get("n_batch", 512))
+    return int(identity.get("n_batch", BATCH_BEFORE_SETTING))
 
 
 def run_bench(

@@ -48,10 +48,6 @@ class FillerOpt(StrEnum):
     independent = "independent"
 
 
-#: llama.cpp batch for local probes (see REUSE_BATCH).
-PROBE_N_BATCH = REUSE_BATCH
-
-
 def _split(values: list[str]) -> tuple[str, ...]:
     return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
 
@@ -105,7 +101,7 @@ def probe_cmd(
         FillerOpt.nested, "--filler", help="nested: a length's filler extends the shorter ones' (default)."
     ),
     batch: int | None = typer.Option(
-        None, "--batch", min=1, help=f"Local models: llama.cpp batch, the unit aligned reuse keeps ({PROBE_N_BATCH})."
+        None, "--batch", min=1, help=f"Local models: llama.cpp batch, the unit aligned reuse keeps ({REUSE_BATCH})."
     ),
     reuse: ReuseOpt | None = typer.Option(
         None, "--reuse", help="Local KV reuse: aligned (default; answers = cold), full (fastest), cold."
@@ -170,7 +166,7 @@ def probe_cmd(
     if threads is not None:
         options["n_threads"] = threads
     if batch is not None or model.strip().lower().startswith("local"):
-        options["n_batch"] = batch or PROBE_N_BATCH
+        options["n_batch"] = batch or REUSE_BATCH
     try:
         llm = load_model(model, **options)
     except TypeError as exc:  # e.g. --reuse or --threads for a remote model, --concurrency for a local one
