@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from litm.bench.data import load_items
+from litm.bench.jobs import stage1_jobs
 from litm.bench.outputs import write_outputs
-from litm.bench.runner import BenchConfig, run_bench, stage1_jobs
+from litm.bench.runner import BenchConfig, run_bench
 
 pytest.importorskip("bm25s")
 pytest.importorskip("matplotlib")

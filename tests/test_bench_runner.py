@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from litm.bench.analysis import summarize
 from litm.bench.data import load_items
 from litm.bench.report import write_report
-from litm.bench.runner import BenchConfig, BenchError, recorded_batch, run_bench
+from litm.bench.runner import BenchConfig, BenchError, run_bench
+from litm.bench.settings import recorded_batch
 from litm.cli import app
 from litm.eval.scoring import normalize
 from litm.models.base import Completion, GenerationRequest, Model

@@ -19,6 +19,7 @@ from litm.bench.design import STRATEGIES
 from litm.bench.goldsets import goldset_markdown, goldset_summary
 from litm.bench.likelihood import likelihood_summary
 from litm.bench.markdown import summary_markdown
+from litm.bench.settings import RESULTS, SETTINGS
 from litm.errors import EvalError
 from litm.eval.results import read_rows
 
@@ -82,8 +83,6 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
     >>> refresh_outputs("docs/results/bench-nq-gemma3-270m").summary["by_k"]["10"]["questions"]  # doctest: +SKIP
     100
     """
-    from litm.bench.runner import RESULTS, SETTINGS
-
     out = Path(out_dir)
     if not (out / RESULTS).is_file():
         raise EvalError(f"no benchmark rows ({RESULTS}) in {out} to refresh from")

@@ -87,10 +87,12 @@ def bench_cmd(
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots and report.html."),
 ) -> None:
     """Benchmark placement strategies and anchors on multi-document QA; write results and a report."""
+    from litm.bench.config import BenchConfig
     from litm.bench.design import NQ_ARMS, STRATEGIES
     from litm.bench.goldsets import GOLDSET_STRATEGIES
     from litm.bench.outputs import write_outputs
-    from litm.bench.runner import BenchConfig, recorded_batch, run_bench
+    from litm.bench.runner import run_bench
+    from litm.bench.settings import recorded_batch
     from litm.models import load_model
     from litm.models.spec import parse_spec
     from litm.placement.profile import PositionProfile

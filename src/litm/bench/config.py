@@ -1,0 +1,106 @@
+"""What a benchmark run measures: :class:`BenchConfig`, validated when it is made, and its typed error.
+
+Example:
+    >>> BenchConfig(questions=20, ks=(10, 20)).checkpoints(10, ())
+    [1, 5, 10]
+    >>> BenchConfig(ks=(1,))
+    Traceback (most recent call last):
+        ...
+    litm.bench.config.BenchError: k must be >= 2, got (1,)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
+from litm.errors import EvalError
+from litm.models.base import Model
+from litm.models.logprobs import supports_logprobs
+
+__all__ = ["BENCH_VERSION", "BenchConfig", "BenchError"]
+
+BENCH_VERSION = 1
+
+
+class BenchError(EvalError):
+    """A benchmark that cannot run as asked (bad settings, a resume that would mix settings)."""
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What to run. ``questions`` evaluation questions per ``k``; subsets take the first questions."""
+
+    questions: int = 100
+    ks: tuple[int, ...] = (10,)
+    strategies: tuple[str, ...] = STRATEGIES
+    direct_questions: int = 20
+    direct_ranks: tuple[int, ...] = ()  # empty: 1, the middle and k
+    ablation_questions: int = 30
+    ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
+    #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench.design.ARMS`).
+    ablation_arms: tuple[str, ...] = NQ_ARMS
+    #: Gold-set designs of a multi-gold question that get the ablation arms (see :mod:`litm.bench.goldsets`).
+    ablation_designs: tuple[str, ...] = ("middle",)
+    #: ``nq``, ``hotpotqa``, ``2wiki`` or a data file, and where the retriever order comes from
+    #: (:mod:`litm.bench.sources`).
+    data: str = "nq"
+    retriever: str = "auto"
+    controls: bool = True
+    max_tokens: int = 16
+    seed: int = 0
+    #: ``completion`` (plain prompt string), ``chat`` (the same text as one user message, through the
+    #: model's chat template) or ``auto``: chat when the model has a chat template (instruct models).
+    prompt_format: str = "auto"
+    #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
+    #: the model can, see :func:`litm.models.logprobs.supports_logprobs`), ``on`` or ``off``.
+    likelihood: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.questions < 1:
+            raise BenchError(f"questions must be >= 1, got {self.questions}")
+        if not self.ks or any(k < 2 for k in self.ks):
+            raise BenchError(f"k must be >= 2, got {self.ks}")
+        bad = [s for s in self.strategies if s not in STRATEGIES]
+        if bad:
+            raise BenchError(f"unknown strategies {bad}; choose from {', '.join(STRATEGIES)}")
+        bad = [a for a in self.ablation_arms if a not in ARMS or a == "plain"]
+        if bad:
+            raise BenchError(f"unknown ablation arms {bad}; choose from {', '.join(a for a in ARMS if a != 'plain')}")
+        bad = [d for d in self.ablation_designs if d not in GOLD_DESIGNS]
+        if bad:
+            raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
+        if self.max_tokens < 1:
+            raise BenchError("max_tokens must be >= 1")
+        if self.prompt_format not in ("auto", "completion", "chat"):
+            raise BenchError(f"prompt_format must be auto, completion or chat, got {self.prompt_format!r}")
+        if self.likelihood not in ("auto", "on", "off"):
+            raise BenchError(f"likelihood must be auto, on or off, got {self.likelihood!r}")
+
+    def resolved_likelihood(self, model: Model) -> bool:
+        """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""
+        if self.likelihood == "on" and not supports_logprobs(model):
+            raise BenchError(f"{model.spec or model.name} cannot score answer log-probabilities; use --likelihood off")
+        return self.likelihood == "on" or (self.likelihood == "auto" and supports_logprobs(model))
+
+    def resolved_format(self, model: Model) -> str:
+        """``completion`` or ``chat`` for this model (``auto``: chat exactly when the model supports it)."""
+        if self.prompt_format != "auto":
+            return self.prompt_format
+        return "chat" if model.supports_chat else "completion"
+
+    def checkpoints(self, k: int, given: tuple[int, ...]) -> list[int]:
+        """The gold ranks or slots a subset uses for ``k``: ``given`` (those within 1..k), else 1, middle, k."""
+        picks = [x for x in given if 1 <= x <= k] if given else [1, (k + 1) // 2, k]
+        return sorted(set(picks))
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that define the prompts and the scoring: a resume must match them."""
+        return {
+            "bench_version": BENCH_VERSION,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "data": self.data,
+            "retriever": self.retriever,
+        }

@@ -1,0 +1,106 @@
+"""The prompts of a benchmark run, as :class:`Job` s in the order they are answered.
+
+Stage 1 goes question by question (so a run stopped early still covers every phase for the questions it
+finished): the ``k`` final-slot prompts (gold passage in slot ``s``, run from ``s = k`` down to 1 so
+consecutive prompts share the longest document prefix for the local KV cache), the anchor-ablation arms on
+the first ``ablation_questions``, and the closed-book and oracle controls. Stage 2 places the first
+``direct_questions`` end to end with every strategy, ``profile`` driven by the other fold's measured profile.
+
+Example:
+    >>> from litm.bench.data import Passage, QAItem
+    >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
+    ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(3)))
+    >>> [job.key for job in stage1_jobs([item], BenchConfig(ks=(3,), ablation_questions=0))]
+    ['slot|k=3|q=q1|s=3', 'slot|k=3|q=q1|s=2', 'slot|k=3|q=q1|s=1', 'closed|q=q1', 'oracle|q=q1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from litm.bench.analysis import fold_profiles
+from litm.bench.config import BenchConfig
+from litm.bench.data import QAItem
+from litm.bench.design import arrangement, build_prompt, closed_book_prompt, fold_of, seed_of
+from litm.bench.goldsets import goldset_jobs
+from litm.placement.profile import PositionProfile
+
+__all__ = ["Job", "stage1_jobs", "stage2_jobs"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One prompt to answer, with the row fields that describe it."""
+
+    key: str
+    prompt: str
+    item: QAItem
+    meta: dict[str, Any]
+
+
+def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> list[Any]:
+    ranked = item.ranked(gold_rank, k)
+    return [ranked[r - 1] for r in order]
+
+
+def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionProfile | None = None) -> Iterator[Job]:
+    """Slot prompts, ablation arms and controls, question by question (a multi-gold question: its gold-set
+    designs, arms, strategies and controls, see :mod:`litm.bench.goldsets`; ``profile`` drives its
+    ``profile`` strategy)."""
+    for i, item in enumerate(items):
+        if item.more_golds:
+            for j, k in enumerate(config.ks):
+                prompts = goldset_jobs(
+                    item,
+                    k,
+                    strategies=config.strategies,
+                    arms=config.ablation_arms if i < config.ablation_questions else (),
+                    ablation_designs=config.ablation_designs,
+                    direct=i < config.direct_questions,
+                    controls=config.controls and j == 0,
+                    profile=profile,
+                )
+                yield from (Job(key, prompt, item, meta) for key, prompt, meta in prompts)
+            continue
+        for k in config.ks:
+            none_order = list(range(1, k + 1))
+            for s in range(k, 0, -1):
+                # Gold rank s in rank order = gold passage in final slot s, distractors in BM25 order.
+                docs = _docs_for(item, k, s, none_order)
+                meta = {"phase": "slot", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": "plain"}
+                yield Job(f"slot|k={k}|q={item.qid}|s={s}", build_prompt(docs, none_order, item.question), item, meta)
+            if i < config.ablation_questions:
+                for s in config.checkpoints(k, config.ablation_slots):
+                    docs = _docs_for(item, k, s, none_order)
+                    for arm in config.ablation_arms:
+                        meta = {"phase": "ablation", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": arm}
+                        key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
+                        yield Job(key, build_prompt(docs, none_order, item.question, arm), item, meta)
+        if config.controls:
+            yield Job(f"closed|q={item.qid}", closed_book_prompt(item.question), item, {"phase": "closed"})
+            oracle = build_prompt([item.gold], [1], item.question)
+            yield Job(f"oracle|q={item.qid}", oracle, item, {"phase": "oracle"})
+
+
+def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dict[str, Any]]) -> Iterator[Job]:
+    """Direct end-to-end runs: each strategy places the ranked documents, for a few gold ranks."""
+    for k in config.ks:
+        profiles = fold_profiles(rows, k)
+        for i, item in enumerate(items[: config.direct_questions]):
+            if item.more_golds:
+                continue  # placed in stage 1, from the retriever's own gold ranks
+            fold = fold_of(i)
+            for name in config.strategies:
+                profile = profiles.get(1 - fold)
+                if name == "profile" and profile is None:
+                    continue  # the other fold has no finished question yet
+                for r in config.checkpoints(k, config.direct_ranks):
+                    order = arrangement(name, k, seed=seed_of(item.qid), profile=profile if name == "profile" else None)
+                    docs = _docs_for(item, k, r, order)
+                    slot = order.index(r) + 1
+                    meta = {"phase": "direct", "k": k, "slot": slot, "gold_rank": r, "strategy": name, "arm": "plain"}
+                    meta["order"] = order
+                    key = f"direct|k={k}|q={item.qid}|strategy={name}|r={r}|order={','.join(map(str, order))}"
+                    yield Job(key, build_prompt(docs, order, item.question), item, meta)
