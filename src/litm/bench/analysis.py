@@ -24,9 +24,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from litm.bench.ablation import ablation_cells, ablation_vs_plain
 from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
 from litm.errors import InvalidOptionError
-from litm.eval.stats import Cell, bootstrap_mean_ci, fisher_less, mcnemar_exact
+from litm.eval.stats import Cell, bootstrap_mean_ci, fisher_less
 from litm.placement.profile import PositionProfile
 
 __all__ = [
@@ -320,50 +321,6 @@ def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
 def _phase_cell(rows: Rows, phase: str, qids: set[str]) -> Cell:
     hits = [bool(r["hit"]) for r in rows if r.get("phase") == phase and str(r["qid"]) in qids]
     return Cell(sum(hits), len(hits))
-
-
-def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]]:
-    """``{(qid, slot): {arm: hit}}`` for the prompts that have every arm (plain = the slot run)."""
-    arms: dict[tuple[str, int], dict[str, bool]] = defaultdict(dict)
-    for r in rows:
-        if r.get("phase") == "ablation" and r.get("k") == k:
-            arms[(str(r["qid"]), int(r["slot"]))][str(r["arm"])] = bool(r["hit"])
-    plain = {
-        (str(r["qid"]), int(r["slot"])): bool(r["hit"]) for r in rows if r.get("phase") == "slot" and r.get("k") == k
-    }
-    # Every arm this run asked for: a question-slot still missing one is left out, not compared on fewer arms.
-    every = {a for got in arms.values() for a in got}
-    return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and set(got) == every}
-
-
-def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
-    """Each ablation arm against the plain prompt on the same question and slot: discordant pairs, exact McNemar.
-
-    Pairing removes the question-to-question spread that dominates small samples: only prompts where exactly
-    one of the two arms answered carry information about the arm.
-    """
-    pairs = _ablation_pairs(rows, k)
-    out: dict[str, dict[str, Any]] = {}
-    for arm in sorted({a for got in pairs.values() for a in got} - {"plain"}):
-        better = sum(got[arm] and not got["plain"] for got in pairs.values())
-        worse = sum(got["plain"] and not got[arm] for got in pairs.values())
-        out[arm] = {
-            "pairs": len(pairs),
-            "better": better,
-            "worse": worse,
-            "p_value": round(mcnemar_exact(better, worse), 5),
-        }
-    return out
-
-
-def ablation_cells(rows: Rows, k: int) -> dict[str, dict[int, Cell]]:
-    """Accuracy per prompt arm and slot, on the questions that have every arm (plain = the slot run)."""
-    out: dict[str, dict[int, Cell]] = defaultdict(dict)
-    for (_, slot), got in _ablation_pairs(rows, k).items():
-        for arm, hit in got.items():
-            c = out[arm].get(slot, Cell(0, 0))
-            out[arm][slot] = Cell(c.hits + hit, c.n + 1)
-    return {arm: dict(sorted(v.items())) for arm, v in out.items()}
 
 
 def _headline(
