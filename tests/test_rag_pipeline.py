@@ -245,8 +245,11 @@ def test_what_cannot_be_saved_or_read_is_refused(index: Index) -> None:
 # -- the embedded model -----------------------------------------------------------------------------
 
 KB = {
+    # A fact the model can only read here. The question about it is one the embedded Gemma answers with a wide
+    # first-token margin (" Zanzibar" -1.06 against " The" -2.48 nats): an earlier "secret code word" question
+    # was a near tie with " 4" (room 4) and flipped between CPUs (AVX2 vs AVX-512 kernels).
     "teams.md": "# Teams\n\nThe blue team meets on Mondays in room 4.\n\n"
-    "The secret code word of the blue team is Zanzibar.\n",
+    "The blue team is based in the city of Zanzibar.\n",
     "cats.txt": "Cats sleep for most of the day and hunt at dawn and dusk.\n",
     "paris.md": "# France\n\nParis is the capital of France. The Eiffel Tower was finished in 1889.\n",
 }
@@ -281,7 +284,7 @@ def test_the_embedded_model_answers_from_a_folder_and_litm_attributes_it(kb: Pat
 def test_the_embedded_model_cites_the_right_file_after_a_restart(kb: Path, tmp_path: Path) -> None:
     build_index(kb, tmp_path / "idx", dense=False)
     saved = Pipeline.from_index(tmp_path / "idx", retriever="bm25", k=3).to_dict()
-    answer = Pipeline.from_dict(saved).ask("What is the secret code word of the blue team?")
+    answer = Pipeline.from_dict(saved).ask("In which city is the blue team based?")
     assert "Zanzibar" in answer.text
     ref = next(r for r in answer.attribution if r.id == "teams.md#0")
     assert ref.source == "teams.md" and ref.span is not None
