@@ -146,8 +146,9 @@ def test_an_lcel_chain_answers_with_a_real_llama_cpp_chat_model() -> None:
         path = smollm2_path()
     except ModelNotFoundError as exc:
         pytest.skip(str(exc))
-    # Room for a sentence before the name: on AVX-512 CPUs SmolLM2 writes "The first Nobel Prize in Physics was
-    # awarded to:\n\n- Wilhelm Conrad R..." and reaches "Röntgen" after 16 tokens; greedy decoding only extends.
+    # Room for a sentence before the name: on some CPUs (seen on an AVX-512 AMD EPYC) SmolLM2 writes "The first
+    # Nobel Prize in Physics was awarded to:\n\n- Wilhelm Conrad R..." and reaches "Röntgen" after 16 tokens;
+    # greedy decoding only extends the answer.
     llm = ChatLlamaCpp(model_path=str(path), n_ctx=2048, temperature=0.0, max_tokens=40, n_threads=2, verbose=False)
     docs = [Document(page_content=d["text"], id=d["id"]) for d in sample_docs()]
     sent: list[ChatPromptValue] = []

@@ -247,7 +247,7 @@ def test_what_cannot_be_saved_or_read_is_refused(index: Index) -> None:
 KB = {
     # A fact the model can only read here. The question about it is one the embedded Gemma answers with a wide
     # first-token margin (" Zanzibar" -1.06 against " The" -2.48 nats): an earlier "secret code word" question
-    # was a near tie with " 4" (room 4) and flipped between CPUs (AVX2 vs AVX-512 kernels).
+    # was a near tie with " 4" (room 4) and flipped between machines (llama.cpp picks kernels by CPU).
     "teams.md": "# Teams\n\nThe blue team meets on Mondays in room 4.\n\n"
     "The blue team is based in the city of Zanzibar.\n",
     "cats.txt": "Cats sleep for most of the day and hunt at dawn and dusk.\n",
