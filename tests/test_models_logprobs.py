@@ -113,3 +113,28 @@ def test_bad_continuations_are_typed_errors(gemma: LocalModel) -> None:
     small = load_model("local", n_ctx=64)
     with pytest.raises(ContextWindowExceededError, match="64-token context window"):
         small.continuation_logprobs(PROMPT, [" Paris"])
+
+
+def test_next_token_logprobs_are_the_hand_computed_distribution_head(gemma: LocalModel, reference: object) -> None:
+    top = gemma.next_token_logprobs(PROMPT, top=5)
+    prompt_ids = gemma.tokenizer.encode(PROMPT)
+    p = len(prompt_ids)
+    reference.reset()  # type: ignore[attr-defined]
+    reference.eval(prompt_ids)  # type: ignore[attr-defined]
+    one_batch = _log_softmax(reference.scores[p - 1 : p])[0]  # type: ignore[attr-defined,index]
+    reference.n_tokens = p - 1  # type: ignore[attr-defined]
+    reference.eval(prompt_ids[-1:])  # type: ignore[attr-defined]  # litm's layout: the last token on its own
+    row = _log_softmax(reference.scores[p - 1 : p])[0]  # type: ignore[attr-defined,index]
+    order = np.argsort(-row)[:5]
+    assert [lp.continuation for lp in top] == [reference.detokenize([int(i)]).decode() for i in order]  # type: ignore[attr-defined]
+    assert [lp.total for lp in top] == pytest.approx([float(row[i]) for i in order], abs=1e-6)
+    # Another batch layout moves the values by hundredths of a nat, the size of noise that flips a close greedy call.
+    assert [lp.total for lp in top] == pytest.approx([float(one_batch[i]) for i in order], abs=0.2)
+    assert all(lp.n == 1 and lp.prompt_tokens == len(prompt_ids) for lp in top)
+    assert [lp.total for lp in top] == sorted((lp.total for lp in top), reverse=True)
+    # The head agrees with teacher forcing of the same token, and greedy decoding starts with it.
+    (forced,) = gemma.continuation_logprobs(PROMPT, [top[0].continuation])
+    assert forced.n == 1 and forced.total == pytest.approx(top[0].total, abs=1e-6)
+    assert gemma.complete(PROMPT, max_tokens=1).text == top[0].continuation
+    with pytest.raises(InvalidOptionError, match="positive integer"):
+        gemma.next_token_logprobs(PROMPT, top=0)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["log_softmax_at", "teacher_forced"]
+__all__ = ["log_softmax_at", "next_token_top", "teacher_forced"]
 
 
 def log_softmax_at(rows: Any, targets: Sequence[int]) -> list[float]:
@@ -32,26 +32,50 @@ def log_softmax_at(rows: Any, targets: Sequence[int]) -> list[float]:
     return [float(v) for v in picked - norm]
 
 
+def _logit_rows(llm: Any, chunk: Sequence[int], n_past: int) -> Any:
+    """Evaluate ``chunk`` at positions ``n_past...`` and return its logits, one row per token."""
+    import numpy as np
+
+    n_vocab = int(llm.n_vocab())
+    llm._batch.set_batch(batch=chunk, n_past=n_past, logits_all=True)
+    llm._ctx.decode(llm._batch)
+    return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(chunk) * n_vocab,)).reshape(len(chunk), n_vocab)
+
+
+def _rewind_last(llm: Any, prompt: Sequence[int]) -> int:
+    start = len(prompt) - 1
+    llm._ctx.kv_cache_seq_rm(-1, start, -1)
+    llm.n_tokens = start
+    return start
+
+
 def teacher_forced(llm: Any, prompt: Sequence[int], continuation: Sequence[int]) -> list[float]:
     """Log-probabilities of ``continuation`` after ``prompt``, whose KV cache ``llm`` holds (caller has the lock).
 
     Leaves ``llm.n_tokens`` at ``len(prompt) - 1``: the cache beyond that point holds this evaluation.
     """
-    import numpy as np
-
-    start = len(prompt) - 1
+    start = _rewind_last(llm, prompt)
     feed = [prompt[-1], *continuation[:-1]]
-    n_vocab = int(llm.n_vocab())
     step = int(llm.n_batch)
-    llm._ctx.kv_cache_seq_rm(-1, start, -1)
-    llm.n_tokens = start
     out: list[float] = []
     for i in range(0, len(feed), step):
         chunk = feed[i : i + step]
-        llm._batch.set_batch(batch=chunk, n_past=start + i, logits_all=True)
-        llm._ctx.decode(llm._batch)
-        rows = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(chunk) * n_vocab,)).reshape(len(chunk), n_vocab)
-        out += log_softmax_at(rows, continuation[i : i + len(chunk)])
+        out += log_softmax_at(_logit_rows(llm, chunk, start + i), continuation[i : i + len(chunk)])
     if not all(math.isfinite(v) for v in out):
         raise ValueError("llama.cpp returned non-finite logits")
     return out
+
+
+def next_token_top(llm: Any, prompt: Sequence[int], n: int) -> list[tuple[int, float]]:
+    """The ``n`` likeliest next tokens after ``prompt`` (whose KV cache ``llm`` holds) and their log-probabilities,
+    likeliest first. Leaves ``llm.n_tokens`` at ``len(prompt) - 1``, as :func:`teacher_forced` does."""
+    import numpy as np
+
+    start = _rewind_last(llm, prompt)
+    row = np.asarray(_logit_rows(llm, [prompt[-1]], start)[0], dtype=np.float64)
+    if not np.isfinite(row).all():
+        raise ValueError("llama.cpp returned non-finite logits")
+    top = row.max()
+    logprobs = row - (top + np.log(np.exp(row - top).sum()))
+    best = np.argsort(-logprobs, kind="stable")[:n]
+    return [(int(i), float(logprobs[i])) for i in best]

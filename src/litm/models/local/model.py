@@ -21,9 +21,9 @@ Choices, each measured on a 2-core CPU (see ``benchmarks/bench_models.py``):
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from litm.errors import (
     ContextWindowExceededError,
@@ -35,7 +35,7 @@ from litm.errors import (
 )
 from litm.models.base import Completion, GenerationRequest, Model, NativePrompt, PromptLike
 from litm.models.local.kv_reuse import ReuseMode, reuse_mode
-from litm.models.local.logprobs import teacher_forced
+from litm.models.local.logprobs import next_token_top, teacher_forced
 from litm.models.local.pool import default_threads, llama_class, shared
 from litm.models.local.tokenizer import LlamaTokenizer
 from litm.models.logprobs import Logprobs
@@ -46,6 +46,7 @@ from litm.prompt.prompt import Prompt
 __all__ = ["LocalModel"]
 
 _UNREAD = object()
+_T = TypeVar("_T")
 
 
 class LocalModel(Model):
@@ -216,6 +217,34 @@ class LocalModel(Model):
         )
 
     # -- likelihood ----------------------------------------------------------------------------------
+    def _prompt_tokens(self, prompt: PromptLike, extra: int) -> list[int]:
+        """``prompt`` tokenized exactly as :meth:`complete` sends it, checked to fit with ``extra`` more tokens."""
+        native = self.render(prompt)
+        tokens = self._tokenizer.encode(native) if isinstance(native, str) else self._tokenizer.encode_messages(native)
+        if not tokens:
+            raise PromptError("empty prompt: nothing to evaluate")
+        if len(tokens) + extra > self.context_window:
+            raise ContextWindowExceededError(
+                f"prompt of {len(tokens)} tokens plus a {extra}-token continuation exceeds the "
+                f"{self.context_window}-token context window of {self.name}"
+            )
+        return tokens
+
+    def _after_prompt(self, tokens: list[int], extra: int, score: Callable[[Any], _T]) -> _T:
+        """Run ``score(llm)`` with ``tokens`` in the KV cache, evaluated as a cold run would (caller: no lock)."""
+        with self._shared.lock:
+            llm = self._shared.get(max(len(tokens) + extra, self.n_ctx or 0))
+            kv = self._shared.kv
+            try:
+                if not kv.holds_prompt(llm, tokens):
+                    reused = kv.prepare(llm, tokens, "aligned" if self.reuse_prefix == "full" else self.reuse_prefix)
+                    llm.eval(tokens[reused:])
+                return score(llm)
+            except (ValueError, RuntimeError) as exc:
+                kv.reset()
+                llm.reset()
+                raise ModelError(f"llama.cpp failed scoring after a prompt on {self.name}: {exc}") from exc
+
     def continuation_logprobs(self, prompt: PromptLike, continuations: Sequence[str]) -> list[Logprobs]:
         """Teacher-forced log-probabilities of each continuation after ``prompt`` (one forward pass each).
 
@@ -230,42 +259,57 @@ class LocalModel(Model):
         >>> [round(lp.mean, 2) for lp in model.continuation_logprobs("2+2=", ["4", "5"])]  # doctest: +SKIP
         [-1.05, -3.62]
         """
-        native = self.render(prompt)
-        tokens = self._tokenizer.encode(native) if isinstance(native, str) else self._tokenizer.encode_messages(native)
         if isinstance(continuations, str):
             raise InvalidOptionTypeError("continuations is a list of strings, not one string")
         conts = [self.tokenize(c, add_bos=False, special=False) if isinstance(c, str) else [] for c in continuations]
         for text, ids in zip(continuations, conts, strict=True):
             if not ids:
                 raise InvalidOptionError(f"a continuation must be a non-empty string, got {text!r}")
-        if not tokens:
-            raise PromptError("empty prompt: nothing to evaluate")
         longest = max((len(c) for c in conts if c), default=0)
-        if len(tokens) + longest > self.context_window:
-            raise ContextWindowExceededError(
-                f"prompt of {len(tokens)} tokens plus a {longest}-token continuation exceeds the "
-                f"{self.context_window}-token context window of {self.name}"
-            )
-        out: list[Logprobs] = []
-        with self._shared.lock:
-            llm = self._shared.get(max(len(tokens) + longest, self.n_ctx or 0))
-            kv = self._shared.kv
-            start = time.perf_counter()
-            try:
-                if not kv.holds_prompt(llm, tokens):
-                    reused = kv.prepare(llm, tokens, "aligned" if self.reuse_prefix == "full" else self.reuse_prefix)
-                    llm.eval(tokens[reused:])
-                for text, ids in zip(continuations, conts, strict=True):
-                    values = teacher_forced(llm, tokens, ids)
-                    kv.rewound(len(tokens) - 1, int(llm.n_batch))
-                    pieces = tuple(llm.detokenize([t]).decode("utf-8", errors="replace") for t in ids)
-                    out.append(Logprobs(text, pieces, tuple(values), len(tokens), time.perf_counter() - start))
-                    start = time.perf_counter()
-            except (ValueError, RuntimeError) as exc:
-                kv.reset()
-                llm.reset()
-                raise ModelError(f"llama.cpp failed scoring a continuation on {self.name}: {exc}") from exc
-        return out
+        tokens = self._prompt_tokens(prompt, longest)
+        began = time.perf_counter()  # the first continuation's latency includes evaluating the prompt
+
+        def score(llm: Any) -> list[Logprobs]:
+            out: list[Logprobs] = []
+            start = began
+            for text, ids in zip(continuations, conts, strict=True):
+                values = teacher_forced(llm, tokens, ids)
+                self._shared.kv.rewound(len(tokens) - 1, int(llm.n_batch))
+                pieces = tuple(llm.detokenize([t]).decode("utf-8", errors="replace") for t in ids)
+                out.append(Logprobs(text, pieces, tuple(values), len(tokens), time.perf_counter() - start))
+                start = time.perf_counter()
+            return out
+
+        return self._after_prompt(tokens, longest, score)
+
+    def next_token_logprobs(self, prompt: PromptLike, top: int = 5) -> list[Logprobs]:
+        """The ``top`` likeliest next tokens after ``prompt``, likeliest first, each as a one-token
+        :class:`~litm.models.logprobs.Logprobs`: how confident the model's first answer token is.
+
+        The gap between the first two is the greedy answer's *margin*: a small one (a few tenths of a nat) can
+        flip with llama.cpp's CPU kernels, thread count or batch size. The prompt is evaluated as in
+        :meth:`continuation_logprobs`.
+
+        >>> model = load_model("local")                                                    # doctest: +SKIP
+        >>> [(lp.continuation, round(lp.total, 2)) for lp in model.next_token_logprobs("2+2=", top=2)]  # doctest: +SKIP
+        [('4', -1.05), ('5', -3.62)]
+        """
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise InvalidOptionError(f"top must be a positive integer, got {top!r}")
+        tokens = self._prompt_tokens(prompt, 1)
+        began = time.perf_counter()
+
+        def score(llm: Any) -> list[Logprobs]:
+            best = next_token_top(llm, tokens, top)
+            self._shared.kv.rewound(len(tokens) - 1, int(llm.n_batch))
+            spent = time.perf_counter() - began
+            return [
+                Logprobs(piece, (piece,), (value,), len(tokens), spent)
+                for token, value in best
+                for piece in [llm.detokenize([token]).decode("utf-8", errors="replace")]
+            ]
+
+        return self._after_prompt(tokens, 1, score)
 
     def close(self) -> None:
         """Unload the shared llama.cpp model (every LocalModel of this file reloads it on next use)."""
