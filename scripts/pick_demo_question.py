@@ -10,8 +10,9 @@ The scan uses exactly the demo's settings (`litm.cli.demo`: corpus, index, pipel
 the benchmark's scoring rule), walks the demo corpus's own questions in order, skips those whose gold
 passage BM25 does not retrieve in the top k, and stops after `--scan` questions. It writes every row to
 docs/results/demo-question/scan.jsonl (with the machine load) and the choice, the first question in scan
-order where only the placed prompt is right (with a short answer: at most MAX_WORDS words), to
-src/litm/data/demo-question.json.
+order where only the placed prompt is right (with a short answer: at most MAX_WORDS words) and both answers
+are clear greedy decisions (the first answer token ahead of the runner-up by MIN_MARGIN nats, so that another
+CPU's llama.cpp kernels do not flip them), to src/litm/data/demo-question.json.
 
     python scripts/pick_demo_question.py --scan 60      # about 20 s a question on 2 cores, 1 thread
 
@@ -34,10 +35,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from litm.bench.runner import continuations
 from litm.cli.demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
-from litm.models import load_model
+from litm.models import LocalModel, load_model
 from litm.placement import DEFAULT_STRATEGY, PositionProfile
-from litm.rag import DEFAULT_MODEL, Pipeline
+from litm.rag import DEFAULT_MODEL, Answer, Pipeline
 from litm.retrieve import Hit
 
 DATA = Path("src/litm/data")
@@ -45,6 +47,36 @@ OUT = Path("docs/results/demo-question")
 #: The pick's answer must be a short one: a 270M model sometimes repeats a phrase until max_tokens, and a
 #: repetition that happens to contain the answer is a hit by the benchmark's rule but shows nothing.
 MAX_WORDS = 12
+#: Both greedy answers must be clear decisions. Placed: the first answer token leads the runner-up by at least
+#: this many nats. Rank order: the likeliest first token leads the first token of every accepted answer by as
+#: much (a flip between two wrong answers changes nothing). llama.cpp's kernels differ between CPUs, and
+#: between batch layouts, by hundredths to tenths of a nat: the first pick (row 29) led by 0.15 placed and its
+#: rank-order answer changed on a new machine, as did row 31's outcome.
+MIN_MARGIN = 0.5
+#: What a record's margins measure (a resume re-asks candidates measured otherwise).
+MARGINS = "placed: top-1 minus top-2; rank order: top-1 minus the accepted answers' first token"
+
+
+def _model(rag: Pipeline) -> LocalModel:
+    model = rag.model
+    if not isinstance(model, LocalModel):
+        raise SystemExit(f"the demo's model is local; {model.name} is not")
+    return model
+
+
+def margin(rag: Pipeline, answer: Answer) -> float:
+    """How far the greedy first answer token leads the runner-up after the prompt ``answer`` was given (nats)."""
+    first, second = _model(rag).next_token_logprobs(answer.prepared.prompt, top=2)
+    return round(first.total - second.total, 4)
+
+
+def gold_gap(rag: Pipeline, answer: Answer, accepted: list[str]) -> float:
+    """How far the likeliest first token leads the first token of the likeliest accepted answer (nats; 0 when
+    an accepted answer starts with it)."""
+    model = _model(rag)
+    (first,) = model.next_token_logprobs(answer.prepared.prompt, top=1)
+    scored = model.continuation_logprobs(answer.prepared.prompt, continuations(accepted, chat=model.supports_chat))
+    return round(first.total - max(s.logprobs[0] for s in scored), 4)
 
 
 def _load() -> str:
@@ -59,10 +91,19 @@ def _ask(rag: Pipeline, hits: list[Hit], i: int, row: dict[str, Any], rank: int)
         (ok_placed, ok_plain), "neither"
     )
     slot = next(s.slot for s in placed.plan.slots if s.doc.id == f"nq-{i}#0")
-    return {
+    record: dict[str, object] = {
         "row": i, "question": row["question"], "answers": row["answers"], "gold_rank": rank, "gold_slot_placed": slot,
         "placed": placed.text, "rank_order": plain.text, "outcome": outcome, "tokens": placed.tokens,
     }  # fmt: skip
+    if outcome == "placed_only":  # only a candidate needs the margins (a few more forward passes)
+        record["margins"] = MARGINS
+        record["margin_placed"] = margin(rag, placed)
+        record["margin_rank_order"] = gold_gap(rag, plain, list(row["answers"]))
+    return record
+
+
+def _clear(record: dict[str, object]) -> bool:
+    return min(float(str(record["margin_placed"])), float(str(record["margin_rank_order"]))) >= MIN_MARGIN
 
 
 #: Each worker process's pipeline, built once by ``_init_worker`` (the model and a BM25 index of its own).
@@ -105,6 +146,8 @@ def main(argv: list[str]) -> int:
         if lines and not lines[-1].endswith("}"):
             lines.pop()  # the row being written when the scan was stopped; it is asked again
         done = {r["row"]: r for r in map(json.loads, lines)}
+        # Candidates recorded before the margins (or the rank-order gap) were: asked again, to measure them.
+        done = {i: r for i, r in done.items() if r["outcome"] != "placed_only" or r.get("margins") == MARGINS}
     tally = {"scanned": 0, "placed_only": 0, "rank_only": 0, "both": 0, "neither": 0, "gold_not_retrieved": 0}
     chosen: dict[str, object] | None = None
     began, load_start = time.perf_counter(), _load()
@@ -152,7 +195,11 @@ def main(argv: list[str]) -> int:
             tally[outcome] += 1
             answers = f"{record['placed']!r} | {record['rank_order']!r}"
             print(f"{tally['scanned']:>3} row {i:>3} rank {rank:>2} {outcome:<11} {answers}")
-            if outcome == "placed_only" and chosen is None and len(str(record["placed"]).split()) <= MAX_WORDS:
+            if outcome == "placed_only":
+                m_placed, m_plain = record["margin_placed"], record["margin_rank_order"]
+                print(f"    first-token margins: placed {m_placed}, rank order {m_plain}")
+            short = len(str(record["placed"]).split()) <= MAX_WORDS
+            if outcome == "placed_only" and chosen is None and short and _clear(record):
                 chosen = record
     if chosen is None:
         print("no question in the scan shows the effect; raise --scan")
@@ -163,7 +210,9 @@ def main(argv: list[str]) -> int:
         "strategy": DEFAULT_STRATEGY,
         "threads": DEMO_THREADS,
         "rule": "the first question in scan order answered correctly when placed and not in rank order, with a "
-        f"placed answer of at most {MAX_WORDS} words",
+        f"placed answer of at most {MAX_WORDS} words, whose first token leads the runner-up by at least {MIN_MARGIN} "
+        f"nats, and a rank-order prompt whose likeliest first token leads the accepted answer's by as much",
+        "margins": {"placed": chosen["margin_placed"], "rank_order": chosen["margin_rank_order"]},
         "tally": tally,
         "scan": f"{OUT.as_posix()}/scan.jsonl",
         "command": f"python scripts/pick_demo_question.py --scan {args.scan} --workers {args.workers}"

@@ -228,6 +228,12 @@ def _evidence(pick: Mapping[str, Any] | None) -> None:
             f"{t['placed_only']}, rank order alone right {t['rank_only']}, both {t['both']}, neither {t['neither']}. "
             "One question shows what placement can do, not how often it helps; that is the average below."
         )
+        if margins := pick.get("margins"):
+            typer.echo(
+                f"both answers are clear greedy decisions (a near tie can flip on another CPU): the placed "
+                f"answer's first token leads the runner-up by {margins['placed']:.2f} nats, and in rank order the "
+                f"likeliest first token leads the right answer's by {margins['rank_order']:.2f}"
+            )
     typer.echo(
         f"on average the gain is {gain['gain']:+.3f} [{lo:+.3f}, {hi:+.3f}] ({gain['interval']}): expected accuracy "
         f"{gain['expected_accuracy']['none']:.4f} in rank order -> {gain['expected_accuracy']['pyramid']:.4f} with "
