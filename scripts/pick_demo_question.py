@@ -102,7 +102,8 @@ def _ask(rag: Pipeline, hits: list[Hit], i: int, row: dict[str, Any], rank: int)
     return record
 
 
-def _clear(record: dict[str, object]) -> bool:
+def is_clear(record: dict[str, object]) -> bool:
+    """Both greedy decisions of a candidate lead by MIN_MARGIN nats (see MIN_MARGIN)."""
     return min(float(str(record["margin_placed"])), float(str(record["margin_rank_order"]))) >= MIN_MARGIN
 
 
@@ -199,7 +200,7 @@ def main(argv: list[str]) -> int:
                 m_placed, m_plain = record["margin_placed"], record["margin_rank_order"]
                 print(f"    first-token margins: placed {m_placed}, rank order {m_plain}")
             short = len(str(record["placed"]).split()) <= MAX_WORDS
-            if outcome == "placed_only" and chosen is None and short and _clear(record):
+            if outcome == "placed_only" and chosen is None and short and is_clear(record):
                 chosen = record
     if chosen is None:
         print("no question in the scan shows the effect; raise --scan")

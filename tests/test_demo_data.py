@@ -35,7 +35,12 @@ def test_the_pick_is_the_first_short_placed_only_answer_of_its_scan() -> None:
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    first = next(r for r in scan if r["outcome"] == "placed_only" and len(r["placed"].split()) <= script.MAX_WORDS)
+    first = next(
+        r
+        for r in scan
+        if r["outcome"] == "placed_only" and len(r["placed"].split()) <= script.MAX_WORDS and script.is_clear(r)
+    )
+    assert pick["margins"] == {"placed": first["margin_placed"], "rank_order": first["margin_rank_order"]}
     assert first["row"] == pick["row"] and pick["threads"] == DEMO_THREADS
     tally = pick["tally"]
     assert tally["scanned"] == len(scan)
