@@ -25,11 +25,17 @@ def log_softmax_at(rows: Any, targets: Sequence[int]) -> list[float]:
 
     if not len(targets):
         return []
+    logprobs = _log_softmax(rows)
+    return [float(v) for v in logprobs[np.arange(len(targets)), np.asarray(targets, dtype=np.int64)]]
+
+
+def _log_softmax(rows: Any) -> Any:
+    """Row-wise ``log softmax`` in float64, the maximum subtracted first for stability."""
+    import numpy as np
+
     logits = np.asarray(rows, dtype=np.float64)
     top = logits.max(axis=1, keepdims=True)
-    norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
-    picked = logits[np.arange(len(targets)), np.asarray(targets, dtype=np.int64)]
-    return [float(v) for v in picked - norm]
+    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
 
 
 def _logit_rows(llm: Any, chunk: Sequence[int], n_past: int) -> Any:
@@ -72,10 +78,8 @@ def next_token_top(llm: Any, prompt: Sequence[int], n: int) -> list[tuple[int, f
     import numpy as np
 
     start = _rewind_last(llm, prompt)
-    row = np.asarray(_logit_rows(llm, [prompt[-1]], start)[0], dtype=np.float64)
-    if not np.isfinite(row).all():
+    logprobs = _log_softmax(_logit_rows(llm, [prompt[-1]], start))[0]
+    if not np.isfinite(logprobs).all():
         raise ValueError("llama.cpp returned non-finite logits")
-    top = row.max()
-    logprobs = row - (top + np.log(np.exp(row - top).sum()))
     best = np.argsort(-logprobs, kind="stable")[:n]
     return [(int(i), float(logprobs[i])) for i in best]

@@ -291,8 +291,9 @@ class LocalModel(Model):
         :meth:`continuation_logprobs`.
 
         >>> model = load_model("local")                                                    # doctest: +SKIP
-        >>> [(lp.continuation, round(lp.total, 2)) for lp in model.next_token_logprobs("2+2=", top=2)]  # doctest: +SKIP
-        [('4', -1.05), ('5', -3.62)]
+        >>> first, second = model.next_token_logprobs("Capital of France? Answer:", top=2)    # doctest: +SKIP
+        >>> first.total >= second.total  # first.total - second.total: the margin, in nats  # doctest: +SKIP
+        True
         """
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             raise InvalidOptionError(f"top must be a positive integer, got {top!r}")
@@ -303,10 +304,10 @@ class LocalModel(Model):
             best = next_token_top(llm, tokens, top)
             self._shared.kv.rewound(len(tokens) - 1, int(llm.n_batch))
             spent = time.perf_counter() - began
+            pieces = [llm.detokenize([token]).decode("utf-8", errors="replace") for token, _ in best]
             return [
                 Logprobs(piece, (piece,), (value,), len(tokens), spent)
-                for token, value in best
-                for piece in [llm.detokenize([token]).decode("utf-8", errors="replace")]
+                for piece, (_, value) in zip(pieces, best, strict=True)
             ]
 
         return self._after_prompt(tokens, 1, score)
