@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
+from litm.cli._interrupt import stop_resumably
 from litm.models.local.kv_reuse import REUSE_BATCH
 
 
@@ -129,7 +130,8 @@ def bench_cmd(
         options["concurrency"] = concurrency
     m = load_model(model, **options)
     command = "litm " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    run = run_bench(m, config, out, resume=resume, progress=progress, command=command, profile=profile)
+    with stop_resumably(out / "bench.jsonl"):
+        run = run_bench(m, config, out, resume=resume, progress=progress, command=command, profile=profile)
     result = write_outputs(out, run.rows, run.settings, plots=plots)
     typer.echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
     for kk, s in result.summary["by_k"].items():

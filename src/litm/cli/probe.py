@@ -18,6 +18,7 @@ from typing import Any
 import typer
 
 from litm.cli import app
+from litm.cli._interrupt import stop_resumably
 from litm.models.local.kv_reuse import REUSE_BATCH
 from litm.probe.errors import ProbeError
 
@@ -183,10 +184,11 @@ def probe_cmd(
             return
     command = shlex.join(["litm", *sys.argv[1:]])
     pricer = Pricer(llm.name, provider_of(llm), price_in=price_in, price_out=price_out)
-    run = run_probe(
-        llm, config, out, corpus=corpus_obj, progress=progress, fresh=fresh, command=command,
-        model_options=options, prices=pricer,
-    )  # fmt: skip
+    with stop_resumably(out / "results.jsonl"):
+        run = run_probe(
+            llm, config, out, corpus=corpus_obj, progress=progress, fresh=fresh, command=command,
+            model_options=options, prices=pricer,
+        )  # fmt: skip
     typer.echo(run.describe())
     outputs = write_outputs(out, run.rows, run.settings, plots=plots, report=report, context_window=window, ratio=ratio)
     _echo_summary(outputs)
