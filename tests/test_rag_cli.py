@@ -64,6 +64,7 @@ def test_rag_answers_cites_and_explains(index: Path) -> None:
 
 @pytest.mark.model
 def test_rag_json_and_options_reach_the_pipeline(index: Path) -> None:
+    # First-token margin on this prompt: " Paris" -0.41 against " The" -2.74 nats.
     proc = litm("rag", str(index), "What is the capital of France?", "--json", "--strategy", "none", "--k", "2",
                 "--budget", "4000", "--retriever", "bm25", "--max-tokens", "8")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -81,6 +82,8 @@ def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder
     `litm rag IDX "question"` with every default: hybrid retrieval, pyramid, the embedded model."""
     made = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-progress")
     assert made.returncode == 0, made.stderr
+    # The greedy path to " 1889" is clear at every token: the smallest margin is the first (" " -1.30 against
+    # " The" -2.06 nats), so llama.cpp's CPU-specific kernels are unlikely to flip it.
     proc = litm("rag", str(tmp_path / "idx"), "When was the Eiffel Tower finished?", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
