@@ -46,9 +46,11 @@ def stop_resumably(rows: Path) -> Iterator[None]:
     >>> with stop_resumably(Path("litm-out/bench/bench.jsonl")):
     ...     pass
     """
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if in_main else None
-    if in_main and previous == signal.SIG_DFL:
+    # Signal handlers can only be set from the main thread; an ignored or custom SIGTERM is left alone.
+    installed = (
+        threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    )
+    if installed:
         signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         yield
@@ -60,5 +62,5 @@ def stop_resumably(rows: Path) -> Iterator[None]:
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     finally:
-        if in_main and previous == signal.SIG_DFL:
+        if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
