@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from litm.bench.data import load_items
-from litm.bench.likelihood import likelihood_summary, middle_vs_edges, slot_likelihood, strategy_likelihood
+from litm.bench.likelihood import (
+    likelihood_summary,
+    middle_vs_edges,
+    paired_difference,
+    slot_likelihood,
+    strategy_likelihood,
+)
 from litm.bench.markdown import likelihood_markdown
 from litm.bench.outputs import write_outputs
 from litm.bench.runner import BenchConfig, BenchError, continuations, run_bench
@@ -97,3 +103,15 @@ def test_paired_middle_test_by_hand() -> None:
     partial = [r for r in rows if not (r["qid"] == "c" and r["slot"] == 2)]
     assert slot_likelihood(partial, 4)[0]["n"] == 2
     assert strategy_likelihood(partial, 4, "decaying", ("none", "edges"))["edges"]["questions"] == 2
+
+
+def test_a_strong_paired_result_keeps_its_p_value() -> None:
+    # 54 of 65 questions lower (the k = 20 run's count): p = 6.0e-8, which six fixed decimals printed as "p = 0".
+    d = paired_difference([-1.0] * 54 + [1.0] * 11)
+    assert d["p_value"] == pytest.approx(6.03e-8, rel=1e-2)
+    text = "\n".join(
+        likelihood_markdown(
+            {"questions": 65, "slots": [], "middle_vs_edges": {"middle_slots": [2, 3], "vs_last": d, "vs_first": d}}
+        )
+    )
+    assert "54 of 65 questions (sign test p = 6e-08)" in text

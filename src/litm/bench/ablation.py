@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.eval.stats import Cell, mcnemar_exact
+from litm.eval.stats import Cell, mcnemar_exact, round_p
 
 __all__ = ["ablation_cells", "ablation_vs_plain"]
 
@@ -56,7 +56,7 @@ def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
             "pairs": len(pairs),
             "better": better,
             "worse": worse,
-            "p_value": round(mcnemar_exact(better, worse), 5),
+            "p_value": round_p(mcnemar_exact(better, worse)),
         }
     return out
 

@@ -27,7 +27,7 @@ from typing import Any
 from litm.bench.ablation import ablation_cells, ablation_vs_plain
 from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
 from litm.errors import InvalidOptionError
-from litm.eval.stats import Cell, bootstrap_mean_ci, fisher_less
+from litm.eval.stats import Cell, bootstrap_mean_ci, fisher_less, round_p
 from litm.placement.profile import PositionProfile
 
 __all__ = [
@@ -268,7 +268,7 @@ def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:
         "middle_slots": mid,
         "middle": m.to_dict(),
         "edges": e.to_dict(),
-        "p_value": round(p, 5),
+        "p_value": round_p(p),
         "dead_zone": p < 0.05,
     }
 

@@ -36,7 +36,7 @@ from litm.bench.analysis import (
     slot_values,
 )
 from litm.bench.design import STRATEGIES
-from litm.eval.stats import bootstrap_mean_ci, mcnemar_exact, mean_ci
+from litm.eval.stats import bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
 
 __all__ = ["likelihood_summary", "middle_vs_edges", "paired_difference", "slot_likelihood", "strategy_likelihood"]
 
@@ -74,7 +74,7 @@ def paired_difference(diffs: Sequence[float]) -> dict[str, Any]:
         "lower": lower,
         "higher": higher,
         "n": len(diffs),
-        "p_value": round(mcnemar_exact(lower, higher), 6),
+        "p_value": round_p(mcnemar_exact(lower, higher), 6),
     }
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "fisher_two_sided",
     "mcnemar_exact",
     "mean_ci",
+    "round_p",
     "wilson",
     "wilson_half_width",
 ]
@@ -104,6 +105,17 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
         return 1.0
     tail: float = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def round_p(p: float, decimals: int = 5) -> float:
+    """A p-value rounded for a summary: to ``decimals`` places, or to 3 significant figures once that would
+    round it to (nearly) zero, so a strong result never reads as "p = 0".
+
+    >>> round_p(0.0078125), round_p(6.0275e-08)
+    (0.00781, 6.03e-08)
+    """
+    fixed = round(p, decimals)
+    return fixed if fixed >= 10.0 ** (2 - decimals) else float(f"{p:.3g}")
 
 
 def bootstrap_mean_ci(
