@@ -11,7 +11,7 @@ import pytest
 
 from litm.placement import place
 from litm.placement.profile import PositionProfile
-from litm.probe.analysis import Cell, analyze, dead_zone, effective_length
+from litm.probe.analysis import Cell, DeadZone, analyze, dead_zone, effective_length
 from litm.probe.export import accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
 
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -229,3 +229,9 @@ def test_accuracy_table_lists_every_length_and_a_pooled_row() -> None:
     table = accuracy_table(a).splitlines()
     assert len(table) == 4 and table[-1].split()[0] == "all"
     assert "1.00 [0.72,1.00]" in table[1] and "0.50 [0.24,0.76]" in table[2]
+
+
+def test_dead_zone_export_keeps_a_strong_p_value() -> None:
+    # Five fixed decimals turned a p of 2e-9 into 0.0 in the exported profile.
+    zone = DeadZone(edge_depth=0.0, depths=(0.5,), p_values={0.5: 2.1e-9, 0.25: 0.0312})
+    assert zone.to_dict()["p_values"] == {"0.5": 2.1e-9, "0.25": 0.0312}

@@ -108,8 +108,8 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 
 
 def round_p(p: float, decimals: int = 5) -> float:
-    """A p-value rounded for a summary: to ``decimals`` places, or to 3 significant figures once that would
-    round it to (nearly) zero, so a strong result never reads as "p = 0".
+    """A p-value rounded for a summary: to ``decimals`` places while that keeps 3 significant figures, else to
+    3 significant figures, so a strong result never reads as "p = 0".
 
     >>> round_p(0.0078125), round_p(6.0275e-08)
     (0.00781, 6.03e-08)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from litm.eval.stats import Cell, fisher_less, fisher_two_sided
+from litm.eval.stats import Cell, fisher_less, fisher_two_sided, round_p
 
 __all__ = ["Cell", "DeadZone", "EdgeCheck", "TaskAnalysis", "analyze", "dead_zone", "effective_length"]
 
@@ -60,7 +60,7 @@ class DeadZone:
         return {
             "edge_depth": self.edge_depth,
             "depths": list(self.depths),
-            "p_values": {f"{d:g}": round(p, 5) for d, p in self.p_values.items()},
+            "p_values": {f"{d:g}": round_p(p) for d, p in self.p_values.items()},
         }
 
 

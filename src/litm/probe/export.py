@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litm._version import __version__
-from litm.eval.stats import Cell, fisher_two_sided
+from litm.eval.stats import Cell, fisher_two_sided, round_p
 from litm.placement.profile import PositionProfile
 from litm.probe.analysis import TaskAnalysis
 from litm.probe.errors import ProbeError
@@ -133,7 +133,7 @@ def summary(a: TaskAnalysis) -> dict[str, Any]:
             "best_cell": a.layout_effect[1].to_dict(),
             "worst": a.layout_effect[2],
             "worst_cell": a.layout_effect[3].to_dict(),
-            "p_two_sided": round(a.layout_effect[4], 6),
+            "p_two_sided": round_p(a.layout_effect[4], 6),
         },
         "misses": {f"{d:g}": dict(c) for d, c in a.misses.items()},
         "by_layout": {k: {f"{d:g}": c.to_dict() for d, c in v.items()} for k, v in a.by_layout.items()},
