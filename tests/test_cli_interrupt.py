@@ -30,7 +30,14 @@ def _rows_on_disk(path: Path) -> int:
 
 
 def _stop_after_first_row(cmd: list[str], rows: Path, signum: int) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # A suite started as a background job (`make test &`, nohup, a CI script) inherits SIGINT ignored, and
+    # the child would too (litm keeps an ignored SIGINT on purpose). Ctrl-C at a terminal is what this models,
+    # so the child starts with SIGINT handled whatever launched pytest: exec resets a handled signal to default.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         deadline = time.time() + 120
         while _rows_on_disk(rows) < 1 and proc.poll() is None and time.time() < deadline:
