@@ -105,6 +105,13 @@ def test_run_derivation_matches_direct_runs_and_resume_skips_work(tmp_path: Path
     before = model.calls
     again = run_bench(model, _config(), tmp_path, resume=True, progress=False)
     assert model.calls == before and again.answered == 0 and len(again.rows) == len(run.rows)
+    # Each resume is recorded beside the first stretch, which keeps its own start and machine.
+    first = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    run_bench(model, _config(), tmp_path, resume=True, progress=False)
+    twice = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert twice["started"] == first["started"] and twice["machine"] == first["machine"]
+    assert len(first["resumes"]) == 1 and twice["resumes"][0] == first["resumes"][0] and len(twice["resumes"]) == 2
+    assert all(set(r) == {"at", "machine"} for r in twice["resumes"])
     with pytest.raises(BenchError):
         run_bench(model, _config(max_tokens=9), tmp_path, resume=True, progress=False)  # settings differ
 

@@ -155,6 +155,14 @@ def _bench_k(k: str, s: Mapping[str, Any], d: Path) -> str:
     return "\n".join(parts)
 
 
+def _resumes(settings: Mapping[str, Any]) -> str:
+    """Each resume with its machine; a run recorded before ``resumes`` existed kept only its last time."""
+    stretches = settings.get("resumes")
+    if stretches is None:
+        return str(settings.get("resumed", "-"))
+    return "; ".join(f"{r.get('at', '?')} on {json.dumps(r.get('machine', {}))}" for r in stretches) or "-"
+
+
 def _bench_section(d: Path) -> str:
     summary = _load(d / _BENCH_SUMMARY)
     settings = _load(d / "run.json") if (d / "run.json").is_file() else {}
@@ -168,8 +176,8 @@ def _bench_section(d: Path) -> str:
         ),
         ("data", settings.get("data", "")),
         ("command", settings.get("command") or summary.get("command") or "(Python API)"),
-        ("started / resumed", f"{settings.get('started', '?')} / {settings.get('resumed', '-')}"),
-        ("machine", json.dumps(settings.get("machine", {}))),
+        ("started", f"{settings.get('started', '?')} on {json.dumps(settings.get('machine', {}))}"),
+        ("resumed", _resumes(settings)),
         (
             "calls",
             f"{calls.get('rows', '?')} rows, {calls.get('answered', '?')} answered by the model, "

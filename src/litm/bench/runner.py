@@ -163,8 +163,12 @@ def run_bench(
     check_resume(out / SETTINGS, settings, resume=resume)
     if resume and (out / SETTINGS).exists():
         old = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+        # A long run is resumed across sessions and hosts: keep where it started and every stretch since, since
+        # the rows' latencies can only be read against the machine that produced them.
+        this_stretch = {"at": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": settings["machine"]}
         settings["started"] = old.get("started", settings["started"])
-        settings["resumed"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+        settings["machine"] = old.get("machine", settings["machine"])
+        settings["resumes"] = [*old.get("resumes", []), this_stretch]
     (out / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     if items is None:
         items, found = load_bench_items(
