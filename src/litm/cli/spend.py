@@ -1,9 +1,10 @@
-"""``litm spend status|history|set-limit|reset``: read and administer a spend ledger.
+"""``litm spend status|history|set-limit|reset|release``: read and administer a spend ledger.
 
 ``LEDGER`` is an SQLite file path or a ``redis://`` URL (``--namespace`` picks the Redis namespace).
 Each command is one call of the Python API: ``ledger.status()``, ``ledger.history()``,
-``ledger.set_limit()`` / ``ledger.remove_limit()`` and ``ledger.reset()``. Amounts print as dollars;
-``--json`` prints integer micro-dollars (exact) as well.
+``ledger.set_limit()`` / ``ledger.remove_limit()``, ``ledger.reset()`` and ``SpendCap.release()``.
+Amounts print as dollars; ``--json`` prints integer micro-dollars (exact) as well. Only ``set-limit``
+creates an SQLite ledger that does not exist; every other command refuses a missing file (exit 2).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import typer
 
 from litm.cli import app
+from litm.spend.budget import SpendCap
 from litm.spend.ledger import Ledger, open_ledger
 from litm.spend.money import format_usd, parse_usd
 
@@ -33,8 +35,9 @@ class WindowOpt(StrEnum):
     monthly = "monthly"
 
 
-def _open(spec: str, namespace: str) -> Ledger:
-    return open_ledger(spec, namespace=namespace)
+def _open(spec: str, namespace: str, *, create: bool = False) -> Ledger:
+    # A command that reads (or clears, or releases) must not leave a new empty ledger behind a typo.
+    return open_ledger(spec, namespace=namespace, create=create)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> None:
@@ -106,12 +109,12 @@ def set_limit_cmd(
 
     Example: litm spend set-limit spend.db project:acme 100 --window monthly
     """
-    led = _open(ledger, namespace)
     if remove:
-        gone = led.remove_limit(scope, window.value)
+        gone = _open(ledger, namespace).remove_limit(scope, window.value)
         typer.echo(f"{'removed' if gone else 'no'} {window.value} limit of {scope}")
         return
-    micros = parse_usd(amount, what="limit")
+    micros = parse_usd(amount, what="limit")  # before the ledger is opened: a bad amount creates nothing
+    led = _open(ledger, namespace, create=True)
     led.set_limit(scope, window.value, micros)
     typer.echo(f"{scope} {window.value} limit = {format_usd(micros)}")
 
@@ -133,3 +136,22 @@ def reset_cmd(
         return
     cleared = led.reset(scope, window.value)
     typer.echo(f"cleared {format_usd(cleared)} settled in {scope} {window.value}")
+
+
+@spend_app.command("release")
+def release_cmd(
+    ledger: str = _LEDGER,
+    key: str = typer.Argument(..., help="The reservation key (ReserveUncertainError.key names it)."),
+    namespace: str = _NAMESPACE,
+) -> None:
+    """Release the hold KEY of a call that was never sent (after a reserve that timed out); logged.
+
+    Example: litm spend release spend.db run-7:step-3
+    """
+    outcome = SpendCap(_open(ledger, namespace)).release(key)
+    if outcome is None:
+        typer.echo(f"{key} was never booked: nothing to release")
+    elif outcome.replayed:
+        typer.echo(f"{key} was already {outcome.state} at {format_usd(outcome.cost)}: nothing released")
+    else:
+        typer.echo(f"released {format_usd(outcome.refunded)} held by {key}")

@@ -50,11 +50,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
-from litm.errors import LedgerUnavailableError, PriceUnknownError, ReservationError, SpendRequestError
+from litm.errors import (
+    LedgerUnavailableError,
+    PriceUnknownError,
+    ReservationError,
+    ReserveUncertainError,
+    SpendRequestError,
+)
 from litm.models.tokenizers import TokenCount
-from litm.spend.cost import APPROX_MARGIN, Estimate, worst_case
+from litm.spend.cost import APPROX_MARGIN, Estimate, check_margin, worst_case
 from litm.spend.ledger import Ledger, open_ledger
 from litm.spend.ledger.base import AsyncLedger, CounterStatus, Event, HoldRequest, ReservationRecord, Settlement
+from litm.spend.ledger.rules import check_count, check_lease
 from litm.spend.money import parse_usd
 from litm.spend.prices import ModelRates, PriceTable, default_table
 from litm.spend.reservation import Money, Reservation, day_of, split_version, version_with_context
@@ -96,6 +103,10 @@ class SpendCap:
         margin: float = APPROX_MARGIN,
         fail_open: bool = False,
     ) -> None:
+        if not isinstance(fail_open, bool):
+            raise SpendRequestError(f"fail_open must be True or False, got {fail_open!r}")
+        self.lease_s = check_lease(lease_s)
+        self.margin = check_margin(margin)
         self.ledger: Ledger = open_ledger(ledger) if isinstance(ledger, str | Path) else ledger
         self.scopes = check_chain(scopes) if scopes else ()
         if prices is None or isinstance(prices, Mapping):
@@ -103,8 +114,6 @@ class SpendCap:
             self.prices = table.with_prices(prices) if prices else table
         else:
             self.prices = prices
-        self.lease_s = lease_s
-        self.margin = margin
         self.fail_open = fail_open
         self._clock: Callable[[], float] = getattr(self.ledger, "clock", None) or time.time
         self._aledger: AsyncLedger | None = None
@@ -128,8 +137,8 @@ class SpendCap:
         return self.ledger.status(scopes)
 
     def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
-        """The latest ledger events, newest first."""
-        return self.ledger.history(scope, limit)
+        """The latest ``limit`` ledger events (1 to 10^9), newest first."""
+        return self.ledger.history(scope, check_count(limit, "history limit"))
 
     # -- pricing ----------------------------------------------------------------------------------------
 
@@ -168,8 +177,13 @@ class SpendCap:
             est = worst_case(rates, input_tokens=input_tokens, input_exact=input_exact, max_tokens=max_tokens,
                              cache_writes=cache_writes, margin=self.margin)  # fmt: skip
             micros = est.micros
+        for name, flag in (("input_exact", input_exact), ("cache_writes", cache_writes)):
+            if not isinstance(flag, bool):  # "no" is truthy: a string must not pass as a yes
+                raise SpendRequestError(f"{name} must be True or False, got {flag!r}")
+        # An empty key is refused, not replaced: a retry must find the same key (None asks for a new one).
         hold = HoldRequest(
-            key=key or uuid.uuid4().hex, chain=chain, amount=micros, lease_s=lease_s or self.lease_s,
+            key=uuid.uuid4().hex if key is None else key, chain=chain, amount=micros,
+            lease_s=self.lease_s if lease_s is None else check_lease(lease_s),
             price_version=version_with_context(self.prices.version, price_context) if rates else "",
             model=model or "", provider=provider or "",
         )  # fmt: skip
@@ -179,6 +193,9 @@ class SpendCap:
         if not self.fail_open:
             raise exc
         log.warning("spend ledger unavailable, call %s let through UNBACKED (fail_open=True): %s", hold.key, exc)
+        if isinstance(exc, ReserveUncertainError):
+            log.warning("reserve %s may still be booked: release it with SpendCap.release(%r) once the ledger "
+                        "answers", hold.key, hold.key)  # fmt: skip
         now = time.time()
         return ReservationRecord(hold.key, hold.chain, (), hold.amount, now, now + hold.lease_s,
                                  hold.price_version, hold.model, hold.provider)  # fmt: skip
@@ -289,6 +306,29 @@ class SpendCap:
         """Release reservation ``key`` in full (its request was not sent)."""
         return self._flag(self.ledger.settle(key, 0, refund=True))
 
+    def release(self, key: str) -> Settlement | None:
+        """The reconcile step for a call that was never sent: release hold ``key`` if the ledger has it.
+
+        After :class:`~litm.errors.ReserveUncertainError` (a reserve sent to a ledger that did not answer in
+        time), the hold may or may not exist. Once the ledger answers again, ``release(err.key)`` refunds it
+        if it was booked (also after its lease expired and charged it: the charge goes back to $0, flagged
+        ``late``), returns the first outcome (``replayed``) if the key was already settled or refunded, and
+        returns None when the key was never booked. Release only what was never sent: a hold whose call ran
+        must be settled with its usage.
+
+        >>> import os, tempfile
+        >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "s.db"), scopes=["run:1"])
+        >>> cap.set_limit("run:1", "1")
+        >>> _ = cap.reserve(amount="0.50", key="call-7")
+        >>> cap.release("call-7").refunded, cap.release("never-booked")
+        (500000, None)
+        """
+        if not isinstance(key, str) or not key:
+            raise SpendRequestError(f"release() needs a reservation key, got {key!r}")
+        if self.ledger.get(key) is None:
+            return None
+        return self.refund(key)
+
     # -- the common case: a context manager and a decorator ---------------------------------------------
 
     @staticmethod
@@ -344,7 +384,7 @@ class SpendCap:
         7
         """
 
-        exact_default = bool(reserve_kwargs.pop("input_exact", False))
+        exact_default = reserve_kwargs.pop("input_exact", False)
 
         def counted(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             got = input_tokens(*args, **kwargs) if callable(input_tokens) else input_tokens

@@ -45,6 +45,7 @@ __all__ = [
     "APPROX_MARGIN",
     "Estimate",
     "Usage",
+    "check_margin",
     "input_bound",
     "price_completion",
     "price_usage",
@@ -97,7 +98,12 @@ def _tokens(value: object, what: str) -> int:
     return value
 
 
-def _check_margin(margin: object) -> float:
+def check_margin(margin: object) -> float:
+    """``margin`` as a float fraction in [0, 10) (bools, strings and NaN refused).
+
+    >>> check_margin(0.25)
+    0.25
+    """
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 10:
         raise SpendRequestError(f"margin must be a fraction in [0, 10), such as 0.25, got {margin!r}")
     return float(margin)
@@ -115,6 +121,8 @@ def input_bound(input_tokens: int | TokenCount, *, input_exact: bool = False,
     >>> input_bound(TokenCount(1000, False, margin=0.1)), input_bound(1000), input_bound(1000, input_exact=True)
     ((1100, 0.1), (1250, 0.25), (1000, 0.0))
     """
+    if not isinstance(input_exact, bool):  # "no" is truthy: a string must not count as exact
+        raise SpendRequestError(f"input_exact must be True or False, got {input_exact!r}")
     if isinstance(input_tokens, TokenCount):
         if input_tokens.exact or input_tokens.margin:
             return input_tokens.upper, input_tokens.margin
@@ -122,7 +130,7 @@ def input_bound(input_tokens: int | TokenCount, *, input_exact: bool = False,
     counted = _tokens(input_tokens, "input_tokens")
     if input_exact:
         return counted, 0.0
-    stated = _check_margin(margin)
+    stated = check_margin(margin)
     return TokenCount(counted, False, margin=stated).upper, stated
 
 
@@ -142,6 +150,8 @@ def worst_case(
     request asks for no prompt caching, so cache-write rates (1.25x or 2x the input rate on Anthropic)
     need not be held.
     """
+    if not isinstance(cache_writes, bool):
+        raise SpendRequestError(f"cache_writes must be True or False, got {cache_writes!r}")
     if max_tokens is None:
         raise SpendRequestError("max_tokens is required: without it the provider may bill any output length")
     if _tokens(max_tokens, "max_tokens") < 1:

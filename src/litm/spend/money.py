@@ -17,7 +17,8 @@ exactly, because 1 USD per million tokens is exactly 1 µ$ per token.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
 
 from litm.errors import SpendRequestError
 
@@ -28,6 +29,7 @@ PICOS_PER_MICRO = 1_000_000
 MAX_MICROS = 2**53 - 1
 
 __all__ = [
+    "CANONICAL",
     "MAX_MICROS",
     "MICROS_PER_USD",
     "PICOS_PER_MICRO",
@@ -40,45 +42,91 @@ __all__ = [
 ]
 
 
+#: The one spelling of an amount read from text: ASCII digits with no leading zero, then at most six
+#: decimals after a point (``"12.50"``, ``"0.000150"``, ``"100"``). Nothing else is guessed at: ``"5,00"``
+#: is five dollars in one locale and five hundred in another, ``"1e3"`` and ``"$5"`` are not what a ledger
+#: should have to interpret, and a seventh decimal is finer than the micro-dollar the ledgers count in.
+CANONICAL = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]{1,6})?")
+_TOO_FINE = re.compile(r"(?:0|[1-9][0-9]*)\.[0-9]{7,}")
+#: Digits before the point that any amount can have: well above the largest a ledger holds ($9,007,199,254).
+_MAX_WHOLE_DIGITS = 20
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, cut short: an error names the value on one line, not a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _decimal(value: object, what: str) -> Decimal:
+    shown = _shown(value)
     if isinstance(value, (bool, float)):
         # A float has already lost the amount the user meant (0.1 is 0.1000000000000000055...).
-        raise SpendRequestError(f"{what} {value!r} is a float; pass a string such as '{value}' or a Decimal")
-    if isinstance(value, int | Decimal):
-        dec = Decimal(value)
-    elif isinstance(value, str):
-        text = value.strip().removeprefix("$").replace("_", "").replace(",", "")
-        try:
-            dec = Decimal(text)
-        except InvalidOperation:
-            raise SpendRequestError(f"{what} {value!r} is not a number of dollars") from None
-    else:
-        raise SpendRequestError(f"{what} {value!r} is a {type(value).__name__}, not a string, int or Decimal")
-    if not dec.is_finite():
-        raise SpendRequestError(f"{what} {value!r} is not a finite number")
-    if dec < 0:
-        raise SpendRequestError(f"{what} {value!r} is negative")
-    return dec
+        kind = type(value).__name__
+        raise SpendRequestError(f"{what} {shown} is a {kind}; pass a string such as '12.50' or a Decimal")
+    if isinstance(value, str):
+        if _TOO_FINE.fullmatch(value):
+            raise SpendRequestError(f"{what} {shown} has more than 6 decimals (finer than one micro-dollar)")
+        if not CANONICAL.fullmatch(value) or len(value.partition(".")[0]) > _MAX_WHOLE_DIGITS:
+            raise SpendRequestError(
+                f"{what} {shown} is not a plain decimal number of dollars: write ASCII digits with at most "
+                "6 decimals and nothing else, such as '12.50' (no sign, $, comma, space or exponent)"
+            )
+        return Decimal(value)
+    if isinstance(value, int):
+        if value < 0:
+            raise SpendRequestError(f"{what} {shown} is negative")
+        if value >= 10**_MAX_WHOLE_DIGITS:
+            raise SpendRequestError(f"{what} {shown} is above the largest amount a ledger holds")
+        return Decimal(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise SpendRequestError(f"{what} {shown} is not a finite number")
+        if value.is_signed():  # negative, or a negative zero: a sign means a mistake, never an amount
+            raise SpendRequestError(f"{what} {shown} is negative")
+        if value and value.adjusted() >= _MAX_WHOLE_DIGITS:
+            raise SpendRequestError(f"{what} {shown} is above the largest amount a ledger holds")
+        return value
+    raise SpendRequestError(f"{what} {shown} is a {type(value).__name__}, not a string, int or Decimal")
 
 
 def parse_usd(value: str | int | Decimal, *, what: str = "amount") -> int:
-    """Dollars (``"12.50"``, ``"$0.000150"``, ``12``, ``Decimal("1.5")``) as integer micro-dollars.
+    """Dollars (``"12.50"``, ``"0.000150"``, ``12``, ``Decimal("1.5")``) as integer micro-dollars.
 
-    An ``int`` means whole dollars. Floats, negative amounts and amounts finer than one micro-dollar
-    raise :class:`~litm.errors.SpendRequestError` instead of being rounded silently.
+    A string must be in the :data:`CANONICAL` form: ASCII digits, no leading zero, at most six decimals
+    after a point, and nothing else (no sign, ``$``, comma, space, exponent, ``NaN`` or ``Infinity``). An
+    ``int`` means whole dollars; a ``Decimal`` must be finite, unsigned and exact to the micro-dollar.
+    Anything else raises :class:`~litm.errors.SpendRequestError` naming the value, never a guess.
 
-    >>> parse_usd("$0.000150"), parse_usd(3)
-    (150, 3000000)
+    >>> parse_usd("0.000150"), parse_usd(3), parse_usd("12.50")
+    (150, 3000000, 12500000)
+    >>> parse_usd("5,00")
+    Traceback (most recent call last):
+    ...
+    litm.errors.SpendRequestError: amount '5,00' is not a plain decimal number of dollars: ...
     """
     return _scaled(value, MICROS_PER_USD, what, "is finer than one micro-dollar ($0.000001)")
 
 
 def _scaled(value: str | int | Decimal, factor: int, what: str, too_fine: str) -> int:
-    """``value`` x ``factor`` as an exact int; :class:`SpendRequestError` when it would need rounding."""
-    dec = _decimal(value, what) * factor
-    if dec != dec.to_integral_value():
-        raise SpendRequestError(f"{what} {value!r} {too_fine}")
-    return check_micros(int(dec), what)
+    """``value`` x ``factor`` as an exact int; :class:`SpendRequestError` when it would need rounding.
+
+    Computed from the decimal digits, not with Decimal arithmetic, whose 28-digit context would round
+    ``Decimal("1.0000000000000000000000000001")`` to one dollar without a word.
+    """
+    _, digits, exponent = _decimal(value, what).as_tuple()
+    assert isinstance(exponent, int)  # _decimal refused NaN and infinities
+    while exponent < 0 and len(digits) > 1 and digits[-1] == 0:
+        digits, exponent = digits[:-1], exponent + 1
+    number = int("".join(map(str, digits)) or "0")
+    shift = exponent + len(str(factor)) - 1  # factor is a power of ten
+    unit = int(10 ** abs(shift))
+    if shift < 0 and number % unit:
+        raise SpendRequestError(f"{what} {_shown(value)} {too_fine}")
+    scaled = number * unit if shift >= 0 else number // unit
+    if scaled > MAX_MICROS:
+        raise SpendRequestError(f"{what} {_shown(value)} is above the largest amount a ledger holds exactly")
+    return scaled
 
 
 def format_usd(micros: int) -> str:

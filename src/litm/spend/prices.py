@@ -110,13 +110,13 @@ def _tiered(raw: Mapping[str, Any], where: str) -> tuple[TokenRates, tuple[tuple
         if key not in RATE_KEYS:
             raise PriceTableError(f"{where}: unknown rate key {key!r}")
         if isinstance(value, Mapping):
-            bases[key] = rate_from_usd_per_mtok(str(value["base"]), what=f"{where} {key}")
+            bases[key] = rate_from_usd_per_mtok(value["base"], what=f"{where} {key}")
             per_key_tiers[key] = [
-                (int(start), rate_from_usd_per_mtok(str(price), what=f"{where} {key}"))
+                (int(start), rate_from_usd_per_mtok(price, what=f"{where} {key}"))
                 for start, price in value["tiers"]
             ]
         else:
-            bases[key] = rate_from_usd_per_mtok(str(value), what=f"{where} {key}")
+            bases[key] = rate_from_usd_per_mtok(value, what=f"{where} {key}")
     if "input" not in bases:
         raise PriceUnknownError(f"{where} has no input rate")
 

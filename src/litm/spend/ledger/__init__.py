@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from litm.errors import SpendRequestError
 from litm.spend.ledger.base import (
     AsyncLedger,
     CounterStatus,
@@ -20,6 +21,7 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
+from litm.spend.ledger.redis_url import REDIS_SCHEMES
 from litm.spend.ledger.sqlite import SQLiteLedger
 
 __all__ = [
@@ -36,14 +38,18 @@ __all__ = [
     "open_ledger",
 ]
 
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
+def open_ledger(spec: str | Path, *, namespace: str = "default", create: bool = True) -> Ledger:
+    """A ledger from a spec: a ``redis://`` / ``rediss://`` / ``unix://`` URL, or an SQLite file path.
 
-def open_ledger(spec: str | Path, *, namespace: str = "default") -> Ledger:
-    """A ledger from a spec: a ``redis://`` / ``rediss://`` / ``unix://`` URL, or an SQLite file path."""
+    ``create=False`` opens only an SQLite ledger that exists (:class:`~litm.errors.LedgerNotFoundError`
+    otherwise, and no file is made): what every command that reads a ledger uses.
+    """
     text = str(spec)
     if text.startswith(REDIS_SCHEMES):
         from litm.spend.ledger.redis import RedisLedger
 
         return RedisLedger(text, namespace=namespace)
-    return SQLiteLedger(text)
+    if "://" in text:  # a mistyped URL ("Redis://", "redis:/") must not become a file of that name
+        raise SpendRequestError(f"ledger {text!r} looks like a URL but is not redis://, rediss:// or unix://")
+    return SQLiteLedger(text, create=create)

@@ -32,12 +32,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from litm.errors import LedgerUnavailableError, MissingDependencyError, ReservationError, SpendRequestError
+from litm.errors import (
+    CorruptLedgerError,
+    LedgerUnavailableError,
+    MissingDependencyError,
+    ReservationError,
+    SpendRequestError,
+)
 from litm.spend.ledger import redis_lua as lua
 from litm.spend.ledger.base import (
     CounterStatus,
@@ -49,21 +56,27 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
+from litm.spend.ledger.redis_url import RedisURL, parse_redis_url
 from litm.spend.ledger.rules import (
+    check_count,
     check_hold,
     check_limit,
+    check_seconds,
     exceeded,
     mismatches,
     not_set,
     replay,
     sorted_limits,
     statuses,
+    uncertain,
 )
 from litm.spend.money import check_micros
 from litm.spend.scopes import Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
 
+# The namespace is spliced into every key inside a {hash tag}: printable, no whitespace, braces or '|'.
+_NAMESPACE_RE = re.compile(r"[^{}|\s]{1,64}")
 _SCRIPTS = {"reserve": lua.RESERVE, "settle": lua.SETTLE, "sweep": lua.SWEEP, "set_limit": lua.SET_LIMIT,
             "reset": lua.RESET, "window_ids": lua.WINDOW_IDS}  # fmt: skip
 
@@ -93,7 +106,7 @@ def _record(key: str, raw: Any) -> ReservationRecord:
     else:
         tag, *values = text.split("\t", len(lua.RECORD_FIELDS))
         if tag != "2" or len(values) != len(lua.RECORD_FIELDS):
-            raise LedgerUnavailableError(f"Redis ledger: reservation {key!r} has a record this litm cannot read")
+            raise CorruptLedgerError(f"Redis ledger: reservation {key!r} has a record this litm cannot read")
         rec = dict(zip(lua.RECORD_FIELDS, values, strict=True))
     return ReservationRecord(
         key=key, chain=_names(rec["ch"]), counters=_names(rec["k"]), amount=int(rec["a"]),
@@ -115,15 +128,17 @@ class _Codec:
         socket_timeout_s: float = 2.0,
         sweep_batch: int = 32,
     ) -> None:
-        if not namespace or any(ch in namespace for ch in "{}| \t\n"):
-            raise SpendRequestError(f"bad Redis namespace {namespace!r}: no braces, '|' or whitespace")
+        self.parsed: RedisURL = parse_redis_url(url)
+        if not isinstance(namespace, str) or not _NAMESPACE_RE.fullmatch(namespace) or not namespace.isprintable():
+            raise SpendRequestError(f"bad Redis namespace {namespace!r}: 1-64 printable characters, no braces, "
+                                    "'|' or whitespace")  # fmt: skip
         tag = f"litm:spend:{{{namespace}}}"
         self.url = url
         self.namespace = namespace
         self.keys = [f"{tag}:limits", f"{tag}:counters", f"{tag}:res", f"{tag}:leases", f"{tag}:events"]
         self.clock = clock
-        self.socket_timeout_s = socket_timeout_s
-        self.sweep_batch = sweep_batch
+        self.socket_timeout_s = check_seconds(socket_timeout_s, "socket_timeout_s", positive=True, maximum=3600)
+        self.sweep_batch = check_count(sweep_batch, "sweep_batch")
 
     def now_arg(self) -> str:
         return "" if self.clock is None else repr(float(self.clock()))
@@ -170,6 +185,14 @@ def _guard(url: str) -> Iterator[None]:
         raise LedgerUnavailableError(f"Redis ledger {url}: {exc}") from None
 
 
+def _from_url(factory: Any, url: str, socket_timeout_s: float) -> Any:
+    """``factory.from_url(url)``: an option redis-py cannot read in the query string is a typed error."""
+    try:
+        return factory.from_url(url, **_client_options(socket_timeout_s))
+    except (ValueError, TypeError) as exc:
+        raise SpendRequestError(f"Redis URL {url!r}: {exc}") from None
+
+
 def _client_options(socket_timeout_s: float) -> dict[str, Any]:
     redis = _redis_module()
     # One retry: a reserve or settle resent after a dropped reply is harmless (same key: a replay).
@@ -194,7 +217,7 @@ class RedisLedger(_Codec):
         self._lock = threading.Lock()
         self._own: list[Any] = []
         with _guard(url):
-            self._client = redis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
+            self._client = _from_url(redis.Redis, url, self.socket_timeout_s)
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
             if self._hooks:  # a crash test kills the process right after sending: the script must be there
                 for script in self._scripts.values():
@@ -211,11 +234,16 @@ class RedisLedger(_Codec):
                 self._own.append(conn)
         return conn
 
-    def _eval(self, name: str, args: Sequence[Any], point: str = "") -> tuple[Any, bool]:
+    def _eval(
+        self, name: str, args: Sequence[Any], point: str = "", sent: list[bool] | None = None
+    ) -> tuple[Any, bool]:
         """Run script ``name`` in one round trip; return its reply and whether it had to be sent again.
 
         A reply lost with the connection is retried once: every script is safe to run twice (the same key
-        replays). A script the server forgot (a restart, SCRIPT FLUSH) is loaded and run again.
+        replays). A script the server forgot (a restart, SCRIPT FLUSH) is loaded and run again. So a server
+        that does not answer refuses the call after up to twice ``socket_timeout_s`` (the first wait, and the
+        wait for the resent script or for a new connection's handshake). ``sent[0]`` becomes True once the
+        script was written whole to a connection: from then on, a failure leaves its outcome unknown.
         """
         script, hook = self._scripts[name], self._hooks.get(point)
         errors = self._redis.exceptions
@@ -225,6 +253,8 @@ class RedisLedger(_Codec):
                 conn = self._connection()
                 try:
                     conn.send_command("EVALSHA", script.sha, len(self.keys), *self.keys, *args)
+                    if sent is not None:
+                        sent[0] = True
                     if hook is not None:
                         hook()
                     return conn.read_response(), resent
@@ -245,8 +275,18 @@ class RedisLedger(_Codec):
         return float(_text(self._run("window_ids", [self.now_arg()])[0]))
 
     def reserve(self, hold: HoldRequest) -> ReservationRecord:
-        """Hold ``hold.amount`` on every counter of the chain in one script, or write nothing and raise."""
-        reply, resent = self._eval("reserve", self.reserve_args(hold), "reserve:sent")
+        """Hold ``hold.amount`` on every counter of the chain in one script, or write nothing and raise.
+
+        A script that was sent and got no answer raises :class:`~litm.errors.ReserveUncertainError`: the
+        server may run it when it answers again (a retry with the same key returns that hold).
+        """
+        args, sent = self.reserve_args(hold), [False]
+        try:
+            reply, resent = self._eval("reserve", args, "reserve:sent", sent)
+        except LedgerUnavailableError as exc:
+            if sent[0]:
+                raise uncertain(hold.key, exc) from None
+            raise
         return self.reserve_reply(hold, reply, resent=resent)
 
     def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
@@ -268,6 +308,7 @@ class RedisLedger(_Codec):
 
     def sweep(self, max_items: int = 64) -> int:
         """Charge up to ``max_items`` expired leases in full; return how many were charged."""
+        check_count(max_items, "sweep max_items")
         return int(self._run("sweep", [self.now_arg(), max_items]))
 
     def set_limit(self, scope: str, window: Window, micros: int) -> None:
@@ -322,6 +363,7 @@ class RedisLedger(_Codec):
             start = f"({last}"
 
     def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
+        check_count(limit, "history limit")
         out = []
         with _guard(self.url):
             for event in self._events(reverse=True, count=None):
@@ -376,7 +418,7 @@ class AsyncRedisLedger(_Codec):
         import redis.asyncio as aioredis
 
         with _guard(url):
-            self._client = aioredis.Redis.from_url(url, **_client_options(self.socket_timeout_s))
+            self._client = _from_url(aioredis.Redis, url, self.socket_timeout_s)
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
 
     async def _run(self, name: str, args: Sequence[Any]) -> Any:
@@ -384,7 +426,14 @@ class AsyncRedisLedger(_Codec):
             return await self._scripts[name](keys=self.keys, args=list(args))
 
     async def reserve(self, hold: HoldRequest) -> ReservationRecord:
-        return self.reserve_reply(hold, await self._run("reserve", self.reserve_args(hold)))
+        args = self.reserve_args(hold)
+        try:
+            return self.reserve_reply(hold, await self._run("reserve", args))
+        except LedgerUnavailableError as exc:
+            # redis.asyncio does not say whether the script left: only a failure to connect proves it did not.
+            if "connecting" in str(exc):
+                raise
+            raise uncertain(hold.key, exc) from None
 
     async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         check_micros(cost, "cost")

@@ -13,15 +13,62 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from litm.errors import ReservationError, SpendBudgetExceeded, SpendLimitNotSetError, SpendRequestError
+from litm.errors import (
+    ReservationError,
+    ReserveUncertainError,
+    SpendBudgetExceeded,
+    SpendLimitNotSetError,
+    SpendRequestError,
+)
 from litm.spend.ledger.base import CounterStatus, HoldRequest, Limit, Mismatch, ReservationRecord, Settlement, State
 from litm.spend.money import check_micros, format_usd
 from litm.spend.scopes import WINDOWS, Window, check_chain, check_scope, check_window, counter_name
 
-__all__ = ["book_reserve", "book_settle", "check_hold", "check_limit", "exceeded", "mismatches", "not_set",
-           "refusal", "replay", "sorted_limits", "statuses"]  # fmt: skip
+__all__ = ["book_reserve", "book_settle", "check_count", "check_hold", "check_lease", "check_limit",
+           "check_seconds", "exceeded", "mismatches", "not_set", "refusal", "replay", "sorted_limits", "statuses",
+           "uncertain"]  # fmt: skip
 
 MAX_KEY = 200
+#: The largest count a ledger call takes (``history(limit=)``, ``sweep(max_items=)``): far above any real
+#: need, and below the 64-bit integers SQLite binds.
+MAX_COUNT = 1_000_000_000
+MAX_LEASE_S = 7 * 86400
+
+
+def check_count(value: object, what: str, *, minimum: int = 1) -> int:
+    """``value`` if it is an int in ``[minimum, MAX_COUNT]`` (bools refused).
+
+    >>> check_count(20, "history limit")
+    20
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpendRequestError(f"{what} must be an int, got {value!r}")
+    if not minimum <= value <= MAX_COUNT:
+        raise SpendRequestError(f"{what} must be between {minimum} and {MAX_COUNT}, got {value}")
+    return value
+
+
+def check_seconds(value: object, what: str, *, positive: bool = False, maximum: float = 86400.0) -> float:
+    """``value`` as a finite number of seconds in ``[0, maximum]`` (``(0, maximum]`` when ``positive``).
+
+    >>> check_seconds(2, "socket_timeout_s", positive=True)
+    2.0
+    """
+    low = "(0" if positive else "[0"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpendRequestError(f"{what} must be a number of seconds, got {value!r}")
+    if not (0 < value <= maximum if positive else 0 <= value <= maximum):  # NaN fails both
+        raise SpendRequestError(f"{what} must be in {low}, {maximum:g}] seconds, got {value!r}")
+    return float(value)
+
+
+def check_lease(value: object) -> float:
+    """A lease length: a number of seconds in (0, 7 days].
+
+    >>> check_lease(900)
+    900.0
+    """
+    return check_seconds(value, "lease_s", positive=True, maximum=MAX_LEASE_S)
 
 
 def check_hold(hold: HoldRequest) -> None:
@@ -30,8 +77,7 @@ def check_hold(hold: HoldRequest) -> None:
         raise SpendRequestError(f"reservation key must be a string of 1-{MAX_KEY} characters, got {hold.key!r}")
     check_chain(hold.chain)
     check_micros(hold.amount, "amount")
-    if not isinstance(hold.lease_s, int | float) or not 0 < hold.lease_s <= 7 * 86400:
-        raise SpendRequestError(f"lease_s must be in (0, 604800] seconds, got {hold.lease_s!r}")
+    check_lease(hold.lease_s)
     for what, text in (("model", hold.model), ("provider", hold.provider), ("price version", hold.price_version)):
         # Stores keep these in plain-text records: a control character would split a record.
         if not isinstance(text, str) or any(ch in text for ch in "\t\n\r"):
@@ -100,6 +146,15 @@ def exceeded(c: CounterStatus, requested: int) -> SpendBudgetExceeded:
         f"settled {format_usd(c.settled)}, held {format_usd(c.held)}, requested {format_usd(requested)}",
         scope=c.scope, window=c.window, limit=c.limit, settled=c.settled, held=c.held, requested=requested,
     )  # fmt: skip
+
+
+def uncertain(key: str, reason: object) -> ReserveUncertainError:
+    """The error for a reserve that was sent and whose answer never came: it may have been booked."""
+    return ReserveUncertainError(
+        f"{reason}; reserve {key!r} was sent and may still be booked when the ledger answers again: retry it with"
+        f" key={key!r} (a booked hold is returned, never held twice) or release it with SpendCap.release({key!r})",
+        key=key,
+    )
 
 
 def book_reserve(hold: HoldRequest, current: Sequence[CounterStatus]) -> list[str]:

@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from litm.errors import LedgerUnavailableError, ReservationError
+from litm.errors import CorruptLedgerError, LedgerNotFoundError, LitmError, ReservationError, SpendRequestError
 from litm.spend.ledger.base import (
     AsyncLedger,
     CounterStatus,
@@ -58,15 +58,17 @@ from litm.spend.ledger.base import (
 from litm.spend.ledger.rules import (
     book_reserve,
     book_settle,
+    check_count,
     check_hold,
     check_limit,
+    check_seconds,
     mismatches,
     refusal,
     replay,
     sorted_limits,
     statuses,
 )
-from litm.spend.ledger.sqlite_lock import retry_locked
+from litm.spend.ledger.sqlite_lock import REPAIR, ledger_error, retry_locked
 from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
 from litm.spend.money import check_micros
@@ -78,14 +80,22 @@ _T = TypeVar("_T")
 
 PAGE_SIZE = 1024
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024
+SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
+TABLES = ("counters", "limits", "ops", "reservations")
+# What decoding a stored row raises when its bytes are not what the ledger wrote (a damaged file).
+_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, OverflowError)
 
 
 class SQLiteLedger:
     """A spend ledger in one SQLite file (see the module docstring for the locking and durability rules).
 
-    ``clock`` returns seconds since the epoch (UTC); tests inject a fake one. ``hooks`` are
-    fault-injection points for crash tests (``reserve:in_txn``, ``settle:in_txn``: inside the open
-    transaction, after its writes, before COMMIT).
+    ``clock`` returns seconds since the epoch (UTC); tests inject a fake one. ``busy_timeout_s``: how long
+    to wait for another connection's lock (a number of seconds >= 0). ``synchronous``: ``FULL``, ``NORMAL``
+    or ``EXTRA``. ``sweep_batch``: expired leases charged per reserve (>= 1). ``create=False`` opens only an
+    existing ledger (:class:`~litm.errors.LedgerNotFoundError` when the file is missing, nothing written),
+    as every command that reads or administers one does. ``hooks`` are fault-injection points for crash
+    tests (``reserve:in_txn``, ``settle:in_txn``: inside the open transaction, after its writes, before
+    COMMIT).
     """
 
     def __init__(
@@ -96,19 +106,32 @@ class SQLiteLedger:
         busy_timeout_s: float = 10.0,
         synchronous: str = "FULL",
         sweep_batch: int = 32,
+        create: bool = True,
         hooks: Hooks | None = None,
     ) -> None:
-        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
-            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, got {synchronous!r}")
+        if synchronous not in SYNCHRONOUS:
+            raise SpendRequestError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
+        if not isinstance(create, bool):
+            raise SpendRequestError(f"create must be True or False, got {create!r}")
         self.path = Path(path)
         self.clock = clock
-        self.busy_timeout_s = busy_timeout_s
+        self.busy_timeout_s = check_seconds(busy_timeout_s, "busy_timeout_s")
         self._synchronous = synchronous
-        self.sweep_batch = sweep_batch
+        self.sweep_batch = check_count(sweep_batch, "sweep_batch")
         self._hooks = dict(hooks or {})
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        if not create:
+            if not self.path.is_file():
+                raise LedgerNotFoundError(f"spend ledger {str(self.path)!r} does not exist (nothing was created)")
+            found = {name for (name,) in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not set(TABLES) <= found:
+                missing = ", ".join(sorted(set(TABLES) - found))
+                raise CorruptLedgerError(
+                    f"SQLite ledger {self.path}: not a litm spend ledger (no {missing} table); if it was one, {REPAIR}"
+                )
+            return
         with self._write() as conn:
             for stmt in [*SCHEMA.split(";\n"), MOVE_COUNTERS]:
                 if stmt.strip():
@@ -124,7 +147,7 @@ class SQLiteLedger:
             try:
                 conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
             except sqlite3.Error as exc:
-                raise LedgerUnavailableError(f"SQLite ledger {self.path}: cannot open ({exc})") from None
+                raise ledger_error(f"SQLite ledger {self.path}: cannot open ({exc})", exc) from None
             try:
                 self._retrying(lambda: self._configure(conn), "cannot open")
             except BaseException:
@@ -160,10 +183,29 @@ class SQLiteLedger:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback(conn)
-            raise LedgerUnavailableError(f"SQLite ledger {self.path}: {exc}") from None
+            raise ledger_error(f"SQLite ledger {self.path}: {exc}", exc) from None
+        except _UNREADABLE as exc:
+            self._rollback(conn)
+            if isinstance(exc, LitmError):
+                raise
+            raise self._unreadable(exc) from None
         except BaseException:
             self._rollback(conn)
             raise
+
+    def _unreadable(self, exc: BaseException) -> CorruptLedgerError:
+        return CorruptLedgerError(f"SQLite ledger {self.path}: a stored row cannot be read ({type(exc).__name__}: "
+                                  f"{exc}): the file is damaged; {REPAIR}")  # fmt: skip
+
+    @contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """Rows read back that are not what the ledger wrote, as :class:`CorruptLedgerError`."""
+        try:
+            yield
+        except _UNREADABLE as exc:
+            if isinstance(exc, LitmError):
+                raise
+            raise self._unreadable(exc) from None
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -211,6 +253,7 @@ class SQLiteLedger:
 
     def sweep(self, max_items: int = 64) -> int:
         """Charge up to ``max_items`` expired leases in full; return how many were charged."""
+        check_count(max_items, "sweep max_items")
         with self._write() as conn:
             return self._sweep(conn, self.now(), max_items)
 
@@ -299,7 +342,8 @@ class SQLiteLedger:
     def get(self, key: str) -> ReservationRecord | None:
         """The stored reservation ``key``, or None."""
         rows = self._read(f"SELECT {RES_COLS} FROM reservations WHERE key = ?", (key,))
-        return record(rows[0]) if rows else None
+        with self._decoding():
+            return record(rows[0]) if rows else None
 
     def reservations(self, state: str | None = None) -> list[ReservationRecord]:
         """Every stored reservation (in ``state`` when given): for audits and tests, not the call path."""
@@ -307,7 +351,8 @@ class SQLiteLedger:
             rows = self._read(f"SELECT {RES_COLS} FROM reservations")
         else:
             rows = self._read(f"SELECT {RES_COLS} FROM reservations WHERE state = ?", (state,))
-        return [record(row) for row in rows]
+        with self._decoding():
+            return [record(row) for row in rows]
 
     # -- limits and reports ------------------------------------------------------------------------
 
@@ -333,7 +378,10 @@ class SQLiteLedger:
     def limits(self) -> list[Limit]:
         """Every limit, sorted by scope and window."""
         rows = self._read("SELECT scope, window, micros FROM limits")
-        return sorted_limits(Limit(scope, window, micros) for scope, window, micros in rows)
+        with self._decoding():
+            for scope, window, micros in rows:
+                check_limit(scope, window, micros)  # a damaged row must not pass as a limit
+            return sorted_limits(Limit(scope, window, micros) for scope, window, micros in rows)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
         """The current window of every limit (of ``scopes`` when given)."""
@@ -343,15 +391,19 @@ class SQLiteLedger:
             got = self._read("SELECT held, settled FROM counters WHERE name = ?", (name,))
             return (int(got[0][0]), int(got[0][1])) if got else (0, 0)
 
-        return statuses(self.limits(), scopes, {w: window_id(w, now) for w in WINDOWS}, counter)
+        with self._decoding():
+            return statuses(self.limits(), scopes, {w: window_id(w, now) for w in WINDOWS}, counter)
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled)."""
-        return {name: (held, settled) for name, held, settled in self._read("SELECT name, held, settled FROM counters")}
+        with self._decoding():
+            return {str(name): (int(held), int(settled))
+                    for name, held, settled in self._read("SELECT name, held, settled FROM counters")}  # fmt: skip
 
     def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
         """The latest ``limit`` events, newest first (those touching ``scope`` when given)."""
         cols = "seq, ts, kind, key, counters, d_held, d_settled, detail"
+        check_count(limit, "history limit")
         if scope is None:
             rows = self._read(f"SELECT {cols} FROM ops ORDER BY seq DESC LIMIT ?", (limit,))
         else:
@@ -360,10 +412,12 @@ class SQLiteLedger:
                 " WHERE substr(j.value, 1, ?) = ?) ORDER BY seq DESC LIMIT ?",
                 (scope, len(scope) + 1, f"{scope}|", limit),
             )
-        return [
-            Event(str(seq), ts, kind, key, tuple((c, d_held, d_settled) for c in json.loads(names)), detail)
-            for seq, ts, kind, key, names, d_held, d_settled, detail in rows
-        ]
+        with self._decoding():
+            return [
+                Event(str(seq), float(ts), str(kind), str(key),
+                      tuple((str(c), int(d_held), int(d_settled)) for c in json.loads(names)), str(detail))
+                for seq, ts, kind, key, names, d_held, d_settled, detail in rows
+            ]  # fmt: skip
 
     def reset(self, scope: str, window: Window) -> int:
         """Zero the settled spend of ``scope``'s current ``window`` (held amounts stay); return what was cleared.

@@ -24,9 +24,24 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from litm.errors import LedgerUnavailableError
+from litm.errors import CorruptLedgerError, LedgerUnavailableError
 
-__all__ = ["retry_locked"]
+__all__ = ["REPAIR", "ledger_error", "retry_locked"]
+
+#: What a damaged ledger's error tells the user to do (``docs/spend.md``, "A damaged ledger file").
+REPAIR = "move it and its -wal and -shm files aside and start a new ledger (docs/spend.md: 'A damaged ledger file')"
+# SQLite's own words for a file whose bytes are not a consistent database.
+_DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt")
+
+
+def ledger_error(message: str, exc: BaseException) -> LedgerUnavailableError:
+    """The typed error for a failed ledger operation (``message`` already names it and ``exc``):
+    :class:`CorruptLedgerError` with the repair when SQLite says the file is damaged, else
+    :class:`LedgerUnavailableError`."""
+    if isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc) for word in _DAMAGED):
+        return CorruptLedgerError(f"{message}: the file is damaged; {REPAIR}")
+    return LedgerUnavailableError(message)
+
 
 _T = TypeVar("_T")
 
@@ -51,4 +66,4 @@ def retry_locked(action: Callable[[], _T], *, timeout_s: float, where: str, fail
             if locked:
                 reason = f"still locked after {timeout_s:g} s"
             message = f"{where}: {failing} ({reason})" if failing else f"{where}: {reason}"
-            raise LedgerUnavailableError(message) from None
+            raise ledger_error(message, exc) from None
