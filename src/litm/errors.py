@@ -232,6 +232,26 @@ class LedgerUnavailableError(LitmError, ConnectionError):
     """The spend ledger cannot be reached or answered with an error; the call is refused (fail closed)."""
 
 
+class ReserveUncertainError(LedgerUnavailableError):
+    """A reserve was sent to the ledger and its answer never came (a timeout, a dropped connection).
+
+    The hold may exist once the store answers again. ``key`` names it: a retry of the reserve with that key
+    returns the hold if it was booked (no second hold), and ``SpendCap.release(key)`` releases it.
+    """
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class CorruptLedgerError(LedgerUnavailableError):
+    """The spend ledger's file is damaged or holds a record litm cannot read; the call is refused."""
+
+
+class LedgerNotFoundError(LitmError, FileNotFoundError):
+    """A spend ledger file that a command only reads or administers does not exist (it is never created)."""
+
+
 class SpendRequestError(LitmError, ValueError):
     """Bad input to the spend cap: a negative amount, a missing ``max_tokens``, an unknown window, a bad scope."""
 
