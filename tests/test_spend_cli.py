@@ -59,4 +59,5 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
 
     cmd = [sys.executable, "-m", "litm", "spend", "set-limit", str(tmp_path / "s.db"), "user:1", "0.1x"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and proc.stderr.strip() == "litm: error: limit '0.1x' is not a number of dollars"
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("litm: error: limit '0.1x' is not a plain decimal number of dollars")
