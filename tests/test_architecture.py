@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("litm.models",),
     ("litm.tokens", "litm.spend", "litm.retrieve"),
     ("litm.budget",),
-    ("litm.code", "litm.eval", "litm.rag"),
+    ("litm.code", "litm.eval", "litm.rag", "litm.serve"),
     ("litm.probe", "litm.bench"),
     ("litm.integrations",),
     # The Haystack shim (the path Pipeline.load imports components from) sits beside the CLI.

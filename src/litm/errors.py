@@ -264,6 +264,15 @@ class ReservationError(LitmError, ValueError):
     """A reservation key is unknown, or reused with different terms, or the reservation is already closed."""
 
 
+class GatewayConfigError(LitmError, ValueError):
+    """A ``litm serve`` configuration (TOML file or ``LITM_SERVE__*`` variable) is invalid: an unknown option, a
+    value of the wrong type, a model whose upstream is not configured or whose price is unknown."""
+
+
+class VirtualKeyError(LitmError, LookupError):
+    """A gateway virtual key is unknown, revoked, or its key store cannot be read."""
+
+
 class ModelIntegrityError(ModelError):
     """A model file's content hash differs from the pinned one (tampered, truncated or a different release)."""
 

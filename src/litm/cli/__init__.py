@@ -53,6 +53,7 @@ from litm.cli import probe as _probe  # noqa: E402,F401
 from litm.cli import prompt as _prompt  # noqa: E402,F401
 from litm.cli import rag as _rag  # noqa: E402,F401
 from litm.cli import report as _report  # noqa: E402,F401
+from litm.cli import serve as _serve  # noqa: E402,F401
 from litm.cli import spend as _spend  # noqa: E402,F401
 
 

@@ -1,0 +1,176 @@
+"""Admission: everything the gateway decides about a request before anything goes upstream, in this order.
+
+1. **authenticate** the virtual key (``Authorization: Bearer`` or ``x-api-key``): 401 otherwise;
+2. **parse** the JSON body: 400;
+3. **resolve the model**: a model the config does not route is refused (404), one the key may not call
+   403, one served by the other provider family's endpoint 400; its price was checked at start-up;
+4. **count** the request with the model's tokenizer (:func:`~litm.models.tokenizers.count_request`: the
+   count's bound ``upper`` is exact, or raised by the tokenizer's stated margin): 400 when it cannot;
+5. over the model's ``max_input_tokens`` (compared with ``upper``): 400 ``context_length_exceeded``;
+6. no output limit: the key's ``default_max_tokens`` is written into the request, or it is refused (400);
+7. **reserve** the worst case on every scope of the key's chain, atomically (litm.spend's
+   :class:`~litm.budget.guard.spend.SpendStep`, the same rules as a guarded SDK client: the request's
+   limit times ``n``, cache-write rates only when an Anthropic request caches, price variants from the
+   body): over budget, 402 naming the scope, limit, settled, held and requested micro-dollars; a scope
+   without a limit 402; a ledger that does not answer 503 (fail closed).
+
+A streamed OpenAI chat request is sent with ``stream_options.include_usage`` (by the spend step), and
+:attr:`Admitted.pass_usage_chunk` says whether the client asked for the usage chunk itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from litm.budget.guard.pipeline import Call
+from litm.budget.guard.spend import SpendStep, output_limit
+from litm.errors import (
+    LedgerUnavailableError,
+    LitmError,
+    PriceUnknownError,
+    PromptError,
+    SpendBudgetExceeded,
+    SpendLimitNotSetError,
+    SpendRequestError,
+    VirtualKeyError,
+)
+from litm.models.tokenizers import TokenCount, count_request
+from litm.serve._config import ModelRoute, Upstream
+from litm.serve._keys import VirtualKey
+from litm.serve._runtime import Runtime
+from litm.serve._shapes import Refusal, output_field
+from litm.spend import Reservation, format_usd
+
+__all__ = ["Admitted", "admit", "authenticate", "presented_key"]
+
+
+@dataclass
+class Admitted:
+    """A request that may go upstream: its key, route, the body to send and the reservation it holds."""
+
+    request_id: str
+    api: str
+    key: VirtualKey
+    route: ModelRoute
+    upstream: Upstream
+    count: TokenCount
+    step: SpendStep
+    call: Call
+    pass_usage_chunk: bool
+
+    @property
+    def body(self) -> Mapping[str, Any]:
+        return self.call.body
+
+    @property
+    def stream(self) -> bool:
+        return self.call.stream
+
+    @property
+    def reservation(self) -> Reservation:
+        return self.step.reservation(self.call)
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a client presents: ``x-api-key`` (Anthropic's SDK) or ``Authorization: Bearer`` (OpenAI's)."""
+    direct = headers.get("x-api-key")
+    if direct:
+        return direct.strip()
+    auth = headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def authenticate(rt: Runtime, headers: Mapping[str, str]) -> VirtualKey:
+    """The caller's active virtual key, or a 401 refusal (the presented value is never echoed)."""
+    presented = presented_key(headers)
+    if presented is None:
+        raise Refusal(401, "missing_api_key", "no API key: send a litm virtual key as Authorization: Bearer KEY "
+                                              "or x-api-key: KEY")  # fmt: skip
+    try:
+        key = rt.keys.authenticate(presented)
+    except VirtualKeyError as exc:
+        raise Refusal(503, "key_store_unavailable", str(exc)) from None
+    if key is None:
+        raise Refusal(401, "invalid_api_key", "invalid, unknown or revoked litm virtual key")
+    return key
+
+
+def _route(rt: Runtime, api: str, key: VirtualKey, body: Mapping[str, Any]) -> tuple[ModelRoute, Upstream]:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise Refusal(400, "model_missing", "the request names no model")
+    route = rt.config.route(model)
+    if route is None:
+        raise Refusal(404, "model_not_found", f"model {model!r} is not served by this gateway (unknown models are "
+                                              "refused: their price and context are unknown)")  # fmt: skip
+    if not key.may_call(model):
+        raise Refusal(403, "model_not_allowed", f"this key may not call model {model!r}")
+    upstream = rt.config.upstreams[route.upstream]
+    if (api == "anthropic") != (upstream.kind == "anthropic"):
+        where = "/v1/messages" if upstream.kind == "anthropic" else "/v1/chat/completions or /v1/responses"
+        raise Refusal(400, "wrong_endpoint", f"model {model!r} is served by an {upstream.kind} upstream: use {where}")
+    return route, upstream
+
+
+def _limited(api: str, body: dict[str, Any], key: VirtualKey, upstream: Upstream) -> dict[str, Any]:
+    """``body`` with an output limit: its own, or the key's default (a key without one refuses)."""
+    try:
+        output_limit(api, body)
+        return body
+    except SpendRequestError as exc:
+        names = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+        if key.default_max_tokens is None or any(body.get(n) is not None for n in names):
+            raise Refusal(400, "max_tokens_required", f"{exc} (this key has no default output limit)") from None
+    return {**body, output_field(api, upstream.kind): key.default_max_tokens}
+
+
+def _refusal(exc: LitmError) -> Refusal:
+    if isinstance(exc, SpendBudgetExceeded):
+        return Refusal(402, "budget_exceeded", str(exc), {
+            "scope": exc.scope, "window": exc.window, "limit_micros": exc.limit, "settled_micros": exc.settled,
+            "held_micros": exc.held, "requested_micros": exc.requested, "limit_usd": format_usd(exc.limit),
+            "settled_usd": format_usd(exc.settled), "held_usd": format_usd(exc.held),
+            "requested_usd": format_usd(exc.requested)})  # fmt: skip
+    if isinstance(exc, SpendLimitNotSetError):
+        return Refusal(402, "spend_limit_not_set", f"{exc} (a scope without a limit is never unlimited)")
+    if isinstance(exc, LedgerUnavailableError):
+        return Refusal(503, "ledger_unavailable", "the spend ledger does not answer; nothing was sent (fail closed)")
+    if isinstance(exc, PriceUnknownError):
+        return Refusal(400, "price_unknown", str(exc))
+    return Refusal(400, "invalid_request", str(exc))
+
+
+async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: str) -> Admitted:
+    """Steps 2-7 of the module docstring for an authenticated request; raises :class:`Refusal`."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise Refusal(400, "invalid_json", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise Refusal(400, "invalid_json", "the request body must be a JSON object")
+    route, upstream = _route(rt, api, key, body)
+    try:
+        count = count_request(rt.tokenizers[route.name], body, api)
+    except (PromptError, TypeError, ValueError) as exc:
+        raise Refusal(400, "uncountable_request", f"the request cannot be counted: {exc}") from None
+    if route.max_input_tokens and count.upper > route.max_input_tokens:
+        raise Refusal(400, "context_length_exceeded",
+                      f"prompt is too long: {count.upper} tokens (bound of the count) > {route.max_input_tokens} "
+                      f"maximum for model {route.name!r}; nothing was sent",
+                      {"input_tokens": count.upper, "max_input_tokens": route.max_input_tokens})  # fmt: skip
+    body = _limited(api, {**body, "model": route.sent_name}, key, upstream)
+    stream = body.get("stream") is True
+    options = body.get("stream_options")
+    asked = api != "openai-chat" or (isinstance(options, Mapping) and bool(options.get("include_usage")))
+    step = SpendStep(rt.cap, provider=upstream.provider or None, key=lambda _call: f"gw-{request_id}",
+                     scopes=key.chain)  # fmt: skip
+    call = Call(api, "", body, stream=stream, count=count, upper=count.upper)
+    try:
+        call = await step.abefore(call)
+    except LitmError as exc:
+        raise _refusal(exc) from None
+    return Admitted(request_id, api, key, route, upstream, count, step, call, asked)

@@ -1,0 +1,328 @@
+"""The ASGI app (Starlette): routes, forwarding through one pooled ``httpx.AsyncClient``, settling, headers.
+
+Routes: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models`` (OpenAI);
+``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic; ``GET /v1/models`` answers in
+Anthropic's shape when the request carries ``anthropic-version``); ``GET /healthz`` (the process runs),
+``GET /readyz`` (the ledger answers). Everything but the two health routes needs a virtual key.
+
+After :func:`~litm.serve._admit.admit` let a request through, it is sent to the configured upstream only,
+with only the allow-listed headers and the upstream's own secret. The hold is then booked by
+:mod:`litm.spend.outcome`'s rule (through the spend step): settled from the answer's usage; refunded when
+the upstream refused the request (4xx, 503, 529) or could not be reached; charged in full when it may have
+run (5xx, a timeout waiting, an unreadable answer). Responses carry ``x-request-id`` and the
+``x-litm-*`` headers: the hold, the cost and what is left on the tightest scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from litm._version import __version__
+from litm.budget.guard.metering import StreamUsage
+from litm.errors import LedgerUnavailableError, LitmError
+from litm.serve._admit import Admitted, admit, authenticate
+from litm.serve._config import GatewayConfig, Upstream, load_config
+from litm.serve._keys import VirtualKey
+from litm.serve._log import access, setup_logging
+from litm.serve._runtime import Runtime, build_runtime
+from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
+from litm.serve._stream import relay
+from litm.spend import Reservation
+
+__all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
+
+#: The variable that tells each worker process which file to read (``litm serve`` sets it).
+CONFIG_ENV = "LITM_SERVE_CONFIG"
+#: Client headers that may go upstream; everything else (cookies, the client's keys, SDK telemetry) stays.
+FORWARDED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
+#: The upstream path of each request shape, appended to the upstream's ``base_url``.
+UPSTREAM_PATHS = {"openai-chat": "/chat/completions", "openai-responses": "/responses", "anthropic": "/v1/messages"}
+
+
+class UpstreamStatus(Exception):
+    """The upstream answered an error status (read by :func:`litm.spend.outcome.status_of`)."""
+
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"upstream answered HTTP {status_code}")
+        self.status_code = status_code
+
+
+def _rt(request: Request) -> Runtime:
+    rt: Runtime = request.app.state.runtime
+    return rt
+
+
+def _refused(family: Family, refusal: Refusal, request_id: str, request: Request, started: float,
+             key: VirtualKey | None = None, model: str | None = None) -> JSONResponse:  # fmt: skip
+    access(request_id=request_id, method=request.method, path=request.url.path, status=refusal.status,
+           refusal=refusal.code, key_id=key.id if key else None, model=model,
+           ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
+    return JSONResponse(error_body(family, refusal), status_code=refusal.status, headers={"x-request-id": request_id})
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _upstream_headers(request: Request, upstream: Upstream, secret: str, request_id: str,
+                      stream: bool) -> dict[str, str]:  # fmt: skip
+    headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
+    headers["content-type"] = "application/json"
+    headers["accept"] = "text/event-stream" if stream else "application/json"
+    headers["user-agent"] = f"litm-gateway/{__version__}"
+    headers["x-request-id"] = request_id
+    if upstream.kind == "anthropic":
+        headers.setdefault("anthropic-version", "2023-06-01")
+        if secret:
+            headers["x-api-key"] = secret
+    elif secret:
+        headers["authorization"] = f"Bearer {secret}"
+    return headers
+
+
+async def _remaining(rt: Runtime, chain: tuple[str, ...]) -> tuple[str, int] | None:
+    """The scope with the least left over the chain, and how much (None when the ledger does not say)."""
+    try:
+        rows = await asyncio.to_thread(rt.cap.ledger.status, list(chain))
+    except LedgerUnavailableError:
+        return None
+    if not rows:
+        return None
+    tight = min(rows, key=lambda c: c.available)
+    return tight.scope, tight.available
+
+
+def _spend_headers(request_id: str, r: Reservation, left: tuple[str, int] | None) -> dict[str, str]:
+    headers = {"x-request-id": request_id, "x-litm-held-micros": str(r.amount)}
+    if r.settlement is not None:
+        headers["x-litm-cost-micros"] = str(r.settlement.cost)
+        headers["x-litm-outcome"] = r.settlement.state
+    if left is not None:
+        headers["x-litm-remaining-micros"] = str(left[1])
+        headers["x-litm-remaining-scope"] = left[0]
+    return headers
+
+
+async def _forward(request: Request, adm: Admitted) -> Response:
+    rt, client = _rt(request), request.app.state.client
+    upstream = adm.upstream
+    req = client.build_request(
+        "POST", upstream.base_url + UPSTREAM_PATHS[adm.api], content=json.dumps(adm.body).encode(),
+        headers=_upstream_headers(request, upstream, rt.secrets[upstream.name], adm.request_id, adm.stream),
+    )  # fmt: skip
+    adm.call.attempts.sent = 1
+    try:
+        resp = await client.send(req, stream=True)
+    except httpx.HTTPError as exc:
+        await adm.step.afailed(adm.call, exc)
+        timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
+        raise Refusal(504 if timeout else 502, "upstream_unreachable" if not timeout else "upstream_timeout",
+                      f"upstream {upstream.name!r} {'timed out' if timeout else 'could not be reached'} "
+                      f"({type(exc).__name__})") from None  # fmt: skip
+    if resp.status_code >= 300:
+        content = await resp.aread()
+        await resp.aclose()
+        await adm.step.afailed(adm.call, UpstreamStatus(resp.status_code))
+        headers = _spend_headers(adm.request_id, adm.reservation, None)
+        _log_call(request, adm, resp.status_code, "upstream_error")
+        return Response(content, status_code=resp.status_code,
+                        media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
+    if adm.stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
+        return _streamed(request, adm, resp)
+    try:
+        content = await resp.aread()
+        parsed = json.loads(content)
+    except (httpx.HTTPError, ValueError) as exc:
+        await resp.aclose()
+        await adm.step.afailed(adm.call, exc)
+        raise Refusal(502, "upstream_unreadable", f"upstream {upstream.name!r} sent an unreadable answer") from None
+    await adm.step.aafter(adm.call, parsed)
+    headers = _spend_headers(adm.request_id, adm.reservation, await _remaining(rt, adm.key.chain))
+    _log_call(request, adm, resp.status_code, "ok")
+    return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
+
+
+def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> StreamingResponse:
+    r = adm.reservation
+    started = request.state.started
+
+    async def settle(usage: Any) -> None:
+        try:
+            await r.asettle(usage)
+        except LitmError as exc:  # no readable usage, or a ledger that cannot write it: the lease charges it
+            with contextlib.suppress(LitmError):
+                await r.acharge_in_full(f"stream usage could not be settled ({type(exc).__name__})")
+
+    async def charge(why: str) -> None:
+        with contextlib.suppress(LedgerUnavailableError):
+            await r.acharge_in_full(why)
+
+    def done(outcome: str) -> None:
+        request.state.started = started
+        _log_call(request, adm, resp.status_code, f"stream_{outcome}")
+
+    body: AsyncIterator[bytes] = relay(resp, StreamUsage(adm.api, pass_usage_chunk=adm.pass_usage_chunk),
+                                       settle, charge, done)  # fmt: skip
+    return StreamingResponse(body, status_code=resp.status_code, media_type="text/event-stream",
+                             headers=_spend_headers(adm.request_id, r, None))  # fmt: skip
+
+
+def _log_call(request: Request, adm: Admitted, status: int, outcome: str) -> None:
+    r = adm.reservation
+    access(request_id=adm.request_id, method=request.method, path=request.url.path, status=status, outcome=outcome,
+           key_id=adm.key.id, model=adm.route.name, upstream=adm.upstream.name, stream=adm.stream,
+           input_tokens=adm.count.upper, held_micros=r.amount,
+           cost_micros=r.settlement.cost if r.settlement else None,
+           ms=round((time.perf_counter() - request.state.started) * 1000, 3))  # fmt: skip
+
+
+async def _gateway(request: Request, api: str) -> Response:
+    request.state.started = started = time.perf_counter()
+    request_id = uuid.uuid4().hex
+    family = API_FAMILY[api]
+    rt = _rt(request)
+    key: VirtualKey | None = None
+    adm: Admitted | None = None
+    try:
+        key = authenticate(rt, request.headers)
+        raw = await _body(request, rt.config.server.max_body_bytes)
+        adm = await admit(rt, api, key, raw, request_id)
+        return await _forward(request, adm)
+    except Refusal as refusal:
+        model = adm.route.name if adm else None
+        return _refused(family, refusal, request_id, request, started, key, model)
+
+
+async def chat_completions(request: Request) -> Response:
+    return await _gateway(request, "openai-chat")
+
+
+async def responses(request: Request) -> Response:
+    return await _gateway(request, "openai-responses")
+
+
+async def messages(request: Request) -> Response:
+    return await _gateway(request, "anthropic")
+
+
+async def count_tokens(request: Request) -> Response:
+    """Anthropic's token counting: free upstream, so it is forwarded without a hold (key and model checked)."""
+    started, request_id, rt = time.perf_counter(), uuid.uuid4().hex, _rt(request)
+    key = None
+    try:
+        key = authenticate(rt, request.headers)
+        raw = await _body(request, rt.config.server.max_body_bytes)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise Refusal(400, "invalid_json", "the request body is not valid JSON") from None
+        model = body.get("model") if isinstance(body, dict) else None
+        route = rt.config.route(model) if isinstance(model, str) else None
+        if route is None or not key.may_call(route.name):
+            raise Refusal(404, "model_not_found", f"model {model!r} is not served to this key")
+        upstream = rt.config.upstreams[route.upstream]
+        if upstream.kind != "anthropic":
+            raise Refusal(400, "wrong_endpoint", f"model {model!r} is not served by an Anthropic upstream")
+        client: httpx.AsyncClient = request.app.state.client
+        try:
+            resp = await client.post(upstream.base_url + "/v1/messages/count_tokens",
+                                     content=json.dumps({**body, "model": route.sent_name}).encode(),
+                                     headers=_upstream_headers(request, upstream, rt.secrets[upstream.name],
+                                                               request_id, False))  # fmt: skip
+        except httpx.HTTPError as exc:
+            raise Refusal(502, "upstream_unreachable", f"upstream {upstream.name!r}: {type(exc).__name__}") from None
+        access(request_id=request_id, method="POST", path=request.url.path, status=resp.status_code,
+               key_id=key.id, model=route.name, ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
+        return Response(resp.content, status_code=resp.status_code, media_type="application/json",
+                        headers={"x-request-id": request_id})  # fmt: skip
+    except Refusal as refusal:
+        return _refused("anthropic", refusal, request_id, request, started, key)
+
+
+async def list_models(request: Request) -> Response:
+    started, request_id, rt = time.perf_counter(), uuid.uuid4().hex, _rt(request)
+    family: Family = "anthropic" if "anthropic-version" in request.headers else "openai"
+    try:
+        key = authenticate(rt, request.headers)
+    except Refusal as refusal:
+        return _refused(family, refusal, request_id, request, started)
+    names = [name for name in rt.config.models if key.may_call(name)]
+    return JSONResponse(models_body(family, names), headers={"x-request-id": request_id})
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    """Ready only when the ledger answers (a gateway that cannot reserve refuses every call)."""
+    try:
+        await asyncio.to_thread(_rt(request).cap.ledger.limits)
+    except LitmError as exc:
+        return JSONResponse({"status": "unavailable", "reason": type(exc).__name__}, status_code=503)
+    return JSONResponse({"status": "ready"})
+
+
+def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Starlette:
+    """The gateway as an ASGI app for ``config`` (built and checked when the app starts, in each worker)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        setup_logging(config.server.log_level)
+        rt = runtime or build_runtime(config)
+        most = max((u.max_connections for u in config.upstreams.values()), default=100)
+        timeout = max((u.timeout_s for u in config.upstreams.values()), default=600.0)
+        connect = max((u.connect_timeout_s for u in config.upstreams.values()), default=10.0)
+        app.state.runtime = rt
+        # One pool per worker for every upstream: connections are kept alive between requests.
+        app.state.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=connect),
+            limits=httpx.Limits(max_connections=most * max(1, len(config.upstreams)), max_keepalive_connections=most),
+            follow_redirects=False, trust_env=False,
+        )  # fmt: skip
+        try:
+            yield
+        finally:
+            await app.state.client.aclose()
+            if runtime is None:
+                rt.close()
+
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def create_app_from_env(env: Mapping[str, str] | None = None) -> Starlette:
+    """The app of the file named by ``LITM_SERVE_CONFIG`` (and ``LITM_SERVE__*``): uvicorn's factory for
+    each worker process."""
+    environ = os.environ if env is None else env
+    return create_app(load_config(environ.get(CONFIG_ENV) or None, env=environ))

@@ -1,0 +1,74 @@
+"""What one gateway worker holds for its life: the spend cap, the key store, each model's tokenizer and the
+provider secrets, all built and checked once, before the first request.
+
+Building it is the start-up check: an unknown price, a tokenizer that cannot load or a missing provider
+secret refuses to start (:class:`~litm.errors.GatewayConfigError`) instead of refusing every request later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from litm.errors import GatewayConfigError, LitmError
+from litm.models.tokenizers import EstimateTokenizer, Tokenizer
+from litm.serve._config import GatewayConfig, ModelRoute
+from litm.serve._keys import KeyStore
+from litm.spend import SpendCap, open_ledger
+from litm.tokens import get_tokenizer
+
+__all__ = ["Runtime", "build_runtime", "tokenizer_for"]
+
+
+@dataclass
+class Runtime:
+    """One worker's state. ``secrets`` maps an upstream name to its provider key (never logged)."""
+
+    config: GatewayConfig
+    cap: SpendCap
+    keys: KeyStore
+    tokenizers: dict[str, Tokenizer]
+    secrets: dict[str, str]
+
+    def __repr__(self) -> str:  # the default would print the provider secrets
+        return f"Runtime(models={sorted(self.tokenizers)}, ledger={self.config.ledger.url!r})"
+
+    def close(self) -> None:
+        self.keys.close()
+        self.cap.close()
+
+
+def tokenizer_for(config: GatewayConfig, route: ModelRoute) -> Tokenizer:
+    """The tokenizer a route counts with: its ``tokenizer`` spec, else the model's own (OpenAI), the
+    Anthropic estimate (Claude's tokenizer is not published; the gateway never sends a prompt to count it),
+    or the script-aware estimate with its margin."""
+    kind = config.upstreams[route.upstream].kind
+    spec = route.tokenizer or {"openai": f"openai:{route.sent_name}",
+                               "anthropic": f"anthropic:{route.sent_name}"}.get(kind, "")  # fmt: skip
+    if not spec:
+        return EstimateTokenizer()
+    try:
+        if spec.startswith("anthropic:"):
+            return get_tokenizer(spec, count_with_api=False)
+        return get_tokenizer(spec)
+    except (LitmError, ImportError) as exc:
+        raise GatewayConfigError(f"models.{route.name}: cannot load tokenizer {spec!r} ({exc})") from None
+
+
+def build_runtime(config: GatewayConfig) -> Runtime:
+    """Open the ledger and the key store, load every tokenizer, check every price and read the secrets."""
+    cap = SpendCap(open_ledger(config.ledger.url, namespace=config.ledger.namespace),
+                   prices=config.prices() or None, lease_s=config.ledger.lease_s)  # fmt: skip
+    try:
+        for route in config.models.values():
+            provider = config.upstreams[route.upstream].provider or None
+            try:
+                cap.rates(route.sent_name, provider)
+            except LitmError as exc:
+                where = f"models.{route.name}"
+                raise GatewayConfigError(f"{where}: no price ({exc}); set {where}.price") from None
+        tokenizers = {name: tokenizer_for(config, route) for name, route in config.models.items()}
+        secrets = {name: up.api_key() for name, up in config.upstreams.items()}
+    except BaseException:
+        cap.close()
+        raise
+    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets)

@@ -1,0 +1,336 @@
+"""``litm serve`` end to end: the real gateway (``litm serve``, uvicorn, 2 workers) on loopback, clients by base URL
+(the official OpenAI and Anthropic SDKs, curl), a stand-in upstream (tests/serve_support.py).
+
+Every refusal is checked twice: the client gets the provider's error shape, and the stand-in never saw the
+request. The last test reads the gateway's whole log for the keys and the provider secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from fixtures_server import free_port
+from litm.serve import create_key, load_config, revoke_key
+from litm.spend import open_ledger, price_usage, usage_from
+from litm.spend.prices import default_table
+from serve_support import INPUT, GatewayProcess, StandIn, ThreadedServer
+
+OPENAI_SECRET = "sk-upstream-openai-0f3c9a7e51d2b8"
+ANTHROPIC_SECRET = "sk-ant-upstream-77e1a0c4d9f2b3"
+
+
+@dataclass
+class Env:
+    url: str
+    standin: StandIn
+    config: Path
+    log: Path
+    keys: dict[str, str]
+    ledger: str
+
+    def openai(self, key: str = "main") -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=self.keys[key], max_retries=0)
+
+    def anthropic(self, key: str = "main") -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=self.url, api_key=self.keys[key], max_retries=0)
+
+    def status(self, scope: str) -> tuple[int, int, int]:
+        led = open_ledger(self.ledger)
+        try:
+            row = next(c for c in led.status([scope]))
+            return row.limit, row.settled, row.held
+        finally:
+            led.close()
+
+
+CONFIG = """
+[server]
+workers = 2
+max_body_bytes = 200000
+
+[ledger]
+url = "spend.db"
+
+[keys]
+store = "keys.db"
+
+[upstreams.oai]
+kind = "openai"
+base_url = "{upstream}/v1"
+api_key_env = "TEST_OPENAI_SECRET"
+
+[upstreams.ant]
+kind = "anthropic"
+base_url = "{upstream}"
+api_key_env = "TEST_ANTHROPIC_SECRET"
+
+[upstreams.local]
+kind = "openai-compatible"
+base_url = "{upstream}/v1"
+
+[models.gpt-4o-mini]
+upstream = "oai"
+max_input_tokens = 2000
+
+[models.claude-haiku-4-5]
+upstream = "ant"
+max_input_tokens = 2000
+
+[models.cap-model]
+upstream = "local"
+price = {{ input = "0", output = "1000" }}
+
+[models.fail-500]
+upstream = "local"
+price = {{ input = "0", output = "1000" }}
+
+[models.fail-429]
+upstream = "local"
+price = {{ input = "0", output = "1000" }}
+"""
+
+
+@pytest.fixture(scope="module")
+def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("gateway")
+    standin = StandIn()
+    with ThreadedServer(standin.app()) as upstream:
+        port = free_port()
+        config = tmp / "gateway.toml"
+        config.write_text(CONFIG.format(upstream=upstream.url), encoding="utf-8")
+        env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET,
+               "LITM_SERVE__SERVER__PORT": str(port)}  # fmt: skip
+        cfg = load_config(config, env=env)
+        ledger = open_ledger(cfg.ledger.url)
+        ledger.set_limit("org:test", "total", 100_000_000)
+        ledger.close()
+        keys = {
+            "main": create_key(cfg, name="main", limit="10", scopes=["org:test"])[0],
+            "default": create_key(cfg, name="default", limit="10", default_max_tokens=7)[0],
+            "narrow": create_key(cfg, name="narrow", limit="10", models=["gpt-4o-mini"])[0],
+            "tight": create_key(cfg, name="tight", limit="0.05", scopes=["org:test"])[0],
+            "broke": create_key(cfg, name="broke", limit="0.000001", window="daily", scopes=["org:test"])[0],
+            "revoked": create_key(cfg, name="revoked", limit="10")[0],
+        }
+        revoke_key(cfg, keys["revoked"].split("-")[2])
+        with GatewayProcess(config, tmp / "gateway.log", env, port) as proc:
+            yield Env(proc.url, standin, config, proc.log, keys, cfg.ledger.url)
+
+
+def _cost(model: str, provider: str, usage: dict[str, int]) -> int:
+    return price_usage(default_table().rates(model, provider), usage_from(usage, provider=provider))
+
+
+def test_openai_sdk_chat_is_forwarded_settled_and_reported(gw: Env) -> None:
+    before = gw.standin.count()
+    raw = gw.openai().chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}], max_tokens=50,
+        extra_headers={"cookie": "session=abc", "openai-organization": "org-client"},
+    )  # fmt: skip
+    resp = raw.parse()
+    assert resp.choices[0].message.content == "hi"
+    assert gw.standin.count() == before + 1
+    seen = gw.standin.seen[-1]
+    assert seen.path == "/v1/chat/completions"
+    # The upstream gets its own secret, never the client's key, and only allow-listed headers.
+    assert seen.headers["authorization"] == f"Bearer {OPENAI_SECRET}"
+    assert gw.keys["main"] not in json.dumps(seen.headers)
+    assert "cookie" not in seen.headers and "openai-organization" not in seen.headers
+    assert not any(h.startswith("x-stainless") for h in seen.headers)
+    expected = _cost("gpt-4o-mini", "openai", {"prompt_tokens": INPUT, "completion_tokens": 5})
+    assert raw.headers["x-litm-cost-micros"] == str(expected)
+    assert raw.headers["x-litm-outcome"] == "settled"
+    assert int(raw.headers["x-litm-held-micros"]) > expected
+    assert raw.headers["x-litm-remaining-scope"].startswith("key:")
+    assert int(raw.headers["x-litm-remaining-micros"]) <= 10_000_000 - expected
+
+
+def test_anthropic_sdk_messages_and_count_tokens(gw: Env) -> None:
+    client = gw.anthropic()
+    msg = client.messages.create(model="claude-haiku-4-5", max_tokens=64,
+                                 messages=[{"role": "user", "content": "hello"}])  # fmt: skip
+    assert msg.content[0].text == "hi" and msg.usage.output_tokens == 5
+    seen = gw.standin.seen[-1]
+    assert seen.path == "/v1/messages"
+    assert seen.headers["x-api-key"] == ANTHROPIC_SECRET and "authorization" not in seen.headers
+    assert seen.headers["anthropic-version"]
+    counted = client.messages.count_tokens(model="claude-haiku-4-5", messages=[{"role": "user", "content": "hi"}])
+    assert counted.input_tokens == INPUT
+
+
+def test_openai_responses_api(gw: Env) -> None:
+    resp = gw.openai().responses.create(model="gpt-4o-mini", input="hello", max_output_tokens=40)
+    assert resp.output_text == "hi"
+    assert gw.standin.seen[-1].path == "/v1/responses"
+
+
+def test_openai_stream_hides_the_usage_chunk_it_asked_for_and_settles(gw: Env) -> None:
+    before = gw.status(gw_key_scope(gw, "main"))
+    chunks = list(gw.openai().chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}], max_tokens=50, stream=True))  # fmt: skip
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "hi"
+    assert all(c.choices for c in chunks)  # the usage chunk the gateway asked for is not passed on
+    assert gw.standin.seen[-1].body["stream_options"] == {"include_usage": True}
+    after = gw.status(gw_key_scope(gw, "main"))
+    assert after[1] - before[1] == _cost("gpt-4o-mini", "openai", {"prompt_tokens": INPUT, "completion_tokens": 5})
+    assert after[2] == 0
+    # A client that asks for usage gets it.
+    asked = list(gw.openai().chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}], max_tokens=50, stream=True,
+        stream_options={"include_usage": True}))  # fmt: skip
+    assert asked[-1].usage is not None and asked[-1].usage.completion_tokens == 5
+
+
+def test_anthropic_stream_passes_through_and_settles(gw: Env) -> None:
+    before = gw.status(gw_key_scope(gw, "main"))
+    with gw.anthropic().messages.stream(model="claude-haiku-4-5", max_tokens=64,
+                                        messages=[{"role": "user", "content": "hello"}]) as stream:  # fmt: skip
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text == "hi" and final.usage.output_tokens == 5
+    after = gw.status(gw_key_scope(gw, "main"))
+    cost = _cost("claude-haiku-4-5", "anthropic", {"input_tokens": INPUT, "output_tokens": 5})
+    assert after[1] - before[1] == cost and after[2] == 0
+
+
+def gw_key_scope(gw: Env, name: str) -> str:
+    return f"key:{gw.keys[name].split('-')[2]}"
+
+
+def test_over_budget_is_402_before_any_upstream_call(gw: Env) -> None:
+    before = gw.standin.count()
+    with pytest.raises(openai.APIStatusError) as oai:
+        gw.openai("broke").chat.completions.create(model="gpt-4o-mini", max_tokens=50,
+                                                   messages=[{"role": "user", "content": "hello"}])  # fmt: skip
+    assert oai.value.status_code == 402
+    err = oai.value.body
+    assert isinstance(err, dict)
+    assert err["code"] == "budget_exceeded" and err["scope"] == gw_key_scope(gw, "broke")
+    assert err["window"] == "daily" and err["limit_micros"] == 1 and err["settled_micros"] == 0
+    assert err["held_micros"] == 0 and err["requested_micros"] > 1
+    with pytest.raises(anthropic.APIStatusError) as ant:
+        gw.anthropic("broke").messages.create(model="claude-haiku-4-5", max_tokens=64,
+                                              messages=[{"role": "user", "content": "hello"}])  # fmt: skip
+    assert ant.value.status_code == 402
+    body = ant.value.body
+    assert isinstance(body, dict) and body["type"] == "error" and body["error"]["type"] == "budget_exceeded"
+    assert gw.standin.count() == before
+
+
+def test_refusals_in_each_providers_shape_never_reach_the_upstream(gw: Env) -> None:
+    before = gw.standin.count()
+    client = gw.openai()
+    msgs = [{"role": "user", "content": "hello"}]
+    with pytest.raises(openai.BadRequestError) as long:  # over max_input_tokens, by the count's bound
+        client.chat.completions.create(model="gpt-4o-mini", max_tokens=5,
+                                       messages=[{"role": "user", "content": "word " * 3000}])  # fmt: skip
+    assert long.value.code == "context_length_exceeded"
+    with pytest.raises(openai.BadRequestError) as nolimit:  # no max_tokens and no default for this key
+        client.chat.completions.create(model="gpt-4o-mini", messages=msgs)  # type: ignore[call-overload]
+    assert nolimit.value.code == "max_tokens_required"
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="gpt-9-unknown", max_tokens=5, messages=msgs)  # type: ignore[arg-type]
+    with pytest.raises(openai.PermissionDeniedError):
+        gw.openai("narrow").chat.completions.create(model="claude-haiku-4-5", max_tokens=5, messages=msgs)  # type: ignore[arg-type]
+    with pytest.raises(openai.BadRequestError) as wrong:
+        client.chat.completions.create(model="claude-haiku-4-5", max_tokens=5, messages=msgs)  # type: ignore[arg-type]
+    assert wrong.value.code == "wrong_endpoint"
+    for name in ("revoked",):
+        with pytest.raises(openai.AuthenticationError):
+            gw.openai(name).chat.completions.create(model="gpt-4o-mini", max_tokens=5, messages=msgs)  # type: ignore[arg-type]
+    with pytest.raises(anthropic.AuthenticationError) as bad:
+        anthropic.Anthropic(base_url=gw.url, api_key="sk-litm-000000000000-" + "x" * 43, max_retries=0).messages.create(
+            model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "hi"}])  # fmt: skip
+    body = bad.value.body
+    assert isinstance(body, dict) and body["error"]["type"] == "authentication_error"
+    with pytest.raises(anthropic.BadRequestError) as too_long:
+        gw.anthropic().messages.create(model="claude-haiku-4-5", max_tokens=5,
+                                       messages=[{"role": "user", "content": "word " * 3000}])  # fmt: skip
+    assert "prompt is too long" in str(too_long.value)
+    auth = {"authorization": f"Bearer {gw.keys['main']}", "content-type": "application/json"}
+    big = httpx.post(gw.url + "/v1/chat/completions", content=b"x" * 300_000, headers=auth)
+    assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
+    assert gw.standin.count() == before
+
+
+def test_default_output_cap_of_a_key_is_applied(gw: Env) -> None:
+    gw.openai("default").chat.completions.create(model="gpt-4o-mini",  # type: ignore[call-overload]
+                                                 messages=[{"role": "user", "content": "hello"}])  # fmt: skip
+    assert gw.standin.seen[-1].body["max_completion_tokens"] == 7
+
+
+def test_upstream_errors_refund_or_charge_by_the_spend_rule(gw: Env) -> None:
+    scope = gw_key_scope(gw, "main")
+    msgs = [{"role": "user", "content": "hello"}]
+    before = gw.status(scope)
+    with pytest.raises(openai.RateLimitError):  # refused upstream: refunded
+        gw.openai().chat.completions.create(model="fail-429", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
+    assert gw.status(scope)[1:] == before[1:]
+    with pytest.raises(openai.InternalServerError):  # may have run: charged its full hold (10 x $0.001)
+        gw.openai().chat.completions.create(model="fail-500", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
+    after = gw.status(scope)
+    assert after[1] - before[1] == 10_000 and after[2] == 0
+
+
+def test_curl_is_a_client_too(gw: Env) -> None:
+    body = json.dumps({"model": "gpt-4o-mini", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]})
+    out = subprocess.run(["curl", "-sS", "-D", "-", gw.url + "/v1/chat/completions", "-H",
+                          f"Authorization: Bearer {gw.keys['main']}", "-H", "Content-Type: application/json",
+                          "-d", body], capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+    head, _, payload = out.stdout.partition("\n\n")  # text mode reads curl's CRLF as LF
+    assert head.startswith("HTTP/1.1 200") and "x-litm-cost-micros" in head.lower()
+    assert json.loads(payload)["choices"][0]["message"]["content"] == "hi"
+
+
+def test_models_health_and_readiness(gw: Env) -> None:
+    assert httpx.get(gw.url + "/healthz").json() == {"status": "ok"}
+    assert httpx.get(gw.url + "/readyz").json() == {"status": "ready"}
+    assert httpx.get(gw.url + "/v1/models").status_code == 401
+    names = [m.id for m in gw.openai("narrow").models.list()]
+    assert names == ["gpt-4o-mini"]
+    assert {m.id for m in gw.anthropic().models.list()} >= {"claude-haiku-4-5", "gpt-4o-mini"}
+
+
+def test_fifty_concurrent_requests_on_a_cap_for_five(gw: Env) -> None:
+    # Each call's worst case is $0.01 (10 output tokens at $1000/MTok, input free) and the stand-in reports
+    # the full 10 tokens, so a $0.05 limit lets exactly five through, however the requests interleave.
+    gw.standin.output = 1000
+    before = gw.standin.count()
+    headers = {"authorization": f"Bearer {gw.keys['tight']}"}
+    body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+
+    async def burst() -> list[int]:
+        async with httpx.AsyncClient(base_url=gw.url, timeout=30, limits=httpx.Limits(max_connections=50)) as c:
+            answers = await asyncio.gather(*(c.post("/v1/chat/completions", json=body, headers=headers)
+                                             for _ in range(50)))  # fmt: skip
+        return [a.status_code for a in answers]
+
+    try:
+        statuses = asyncio.run(burst())
+    finally:
+        gw.standin.output = 5
+    assert statuses.count(200) == 5 and statuses.count(402) == 45
+    assert gw.standin.count() - before == 5
+    limit, settled, held = gw.status(gw_key_scope(gw, "tight"))
+    assert (limit, settled, held) == (50_000, 50_000, 0)
+
+
+def test_zz_no_key_or_secret_in_any_log_line(gw: Env) -> None:
+    # Runs last in this module (after every other test has produced its access lines).
+    text = gw.log.read_text(encoding="utf-8")
+    access = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert len(access) >= 20 and all("request_id" in a for a in access if a["msg"] == "request")
+    for secret in (OPENAI_SECRET, ANTHROPIC_SECRET, *gw.keys.values()):
+        assert secret not in text
+        assert secret.split("-")[-1] not in text  # not even the secret part of a key
+    assert "hello" not in text and "word word" not in text  # no prompt text by default
