@@ -5,8 +5,10 @@ document with id, position, relevance and source; a closing tag naming the id; a
 the middle zone; a recap of the ids for citations) in one of three styles (litm's XML-like tags, the
 field report's ``[DOC_ID: x | REL_SCORE: s]`` brackets, Liu et al.'s numbered search results), the
 question after the documents, and every untrusted text neutralised so it cannot forge a chat turn or
-an anchor. Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or with a model's
-own Jinja chat template; parse it back; map an answer's ``[id]`` citations to the documents.
+an anchor. Long document ids (a framework's UUIDs and hashes) are shown as ``1``..``k`` and mapped
+back (:func:`shown_ids`). Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or
+with a model's own Jinja chat template; parse it back; map an answer's ``[id]`` citations to the
+documents.
 
 A :class:`PromptBuilder` is made of four option objects (:class:`Wording`, :class:`AnchorOptions`,
 :class:`Layout`, :class:`Escaping`); :func:`build_prompt` places and builds in one call.
@@ -23,7 +25,7 @@ Example:
     ['a']
 """
 
-from litm.prompt.anchors import SCORE_AS, STYLES, AnchorOptions, ScoreAs, Style, middle_slots
+from litm.prompt.anchors import SCORE_AS, SHORT_ID_CHARS, STYLES, AnchorOptions, ScoreAs, Style, middle_slots, shown_ids
 from litm.prompt.builder import BUILDER_FORMAT_VERSION, PromptBuilder, build_prompt
 from litm.prompt.chat_template import ChatTemplate, template_tokens
 from litm.prompt.escape import ANCHOR_TAGS, DEFAULT_SPECIAL_TOKENS, Neutralizer
@@ -42,6 +44,7 @@ __all__ = [
     "LANGS",
     "QUESTION_POSITIONS",
     "SCORE_AS",
+    "SHORT_ID_CHARS",
     "STYLES",
     "AnchorOptions",
     "ChatTemplate",
@@ -67,5 +70,6 @@ __all__ = [
     "parse_citations",
     "parse_prompt",
     "render_documents",
+    "shown_ids",
     "template_tokens",
 ]

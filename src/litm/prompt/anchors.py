@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,12 +35,14 @@ from litm.prompt._options import checked_keys, field_values, replace_fields
 
 __all__ = [
     "SCORE_AS",
+    "SHORT_ID_CHARS",
     "STYLES",
     "AnchorOptions",
     "ScoreAs",
     "Style",
     "format_score",
     "middle_slots",
+    "shown_ids",
     "shown_score",
     "slot_relevance",
 ]
@@ -55,7 +57,13 @@ ScoreAs = Literal["relevance", "raw", "rank"]
 #: retriever gave it, or the rank alone (1 = best).
 SCORE_AS: tuple[str, ...] = ("relevance", "raw", "rank")
 
-_FLAGS = ("positions", "scores", "sources", "closing_ids", "middle_marker", "recap")
+_FLAGS = ("positions", "scores", "sources", "closing_ids", "middle_marker", "recap", "short_ids")
+
+#: The longest document id a prompt shows as given (with ``short_ids``, the default). ``doc-12``, ``nq-0``,
+#: ``fr.md#0`` or ``notes/todo.md#3`` stay; a UUID (36 characters, LangChain and LlamaIndex) or a SHA-256
+#: (64, Haystack) would cost 20 to 45 tokens each time it is shown (header, closing tag, recap), for nothing
+#: the model needs, and a model asked to copy it to cite gets it wrong more often than a number.
+SHORT_ID_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,11 @@ class AnchorOptions:
     ``style`` picks the block format (:data:`STYLES`). Each style shows the fields it has room for:
     ``liu`` ("Document [i](Title: t) text") shows the number and title only, and refuses
     ``middle_marker=True`` (the format has no place for it).
+
+    ``short_ids`` (default True): when a document's id is longer than :data:`SHORT_ID_CHARS` characters,
+    the prompt shows every document by its slot instead (``1``..``k``, in header, closing tag and recap),
+    and a citation of that number maps back to the document's own id (see :func:`shown_ids`). False shows
+    the ids as given, however long.
     """
 
     positions: bool = True
@@ -89,6 +102,7 @@ class AnchorOptions:
     middle_threshold: float = field(default=0.5, kw_only=True)
     style: Style = field(default="xml", kw_only=True)
     score_as: ScoreAs = field(default="relevance", kw_only=True)
+    short_ids: bool = field(default=True, kw_only=True)
 
     def __post_init__(self) -> None:
         for name in _FLAGS:
@@ -136,6 +150,26 @@ class AnchorOptions:
             except InvalidProfileError as exc:
                 raise PromptOptionError(f"anchors.middle_profile: {exc}") from None
         return cls(**values)
+
+
+def shown_ids(ids: Sequence[str], short_ids: bool = True) -> tuple[str, ...]:
+    """The ids a prompt shows for documents with these ``ids`` (in slot order).
+
+    The ids themselves when ``short_ids`` is off or every id has at most :data:`SHORT_ID_CHARS`
+    characters; otherwise the slots ``1``..``k`` for all of them. All or none: a number shown for one
+    document could otherwise equal another document's own short id.
+
+    Example:
+        >>> shown_ids(["doc-1", "doc-2"])
+        ('doc-1', 'doc-2')
+        >>> shown_ids(["9a3e0c7e-51f4-4f0e-a7f4-3f5e2b8f1c2d", "b"])
+        ('1', '2')
+        >>> shown_ids(["9a3e0c7e-51f4-4f0e-a7f4-3f5e2b8f1c2d"], short_ids=False)
+        ('9a3e0c7e-51f4-4f0e-a7f4-3f5e2b8f1c2d',)
+    """
+    if not short_ids or all(len(i) <= SHORT_ID_CHARS for i in ids):
+        return tuple(ids)
+    return tuple(str(slot) for slot in range(1, len(ids) + 1))
 
 
 def format_score(score: float) -> str:

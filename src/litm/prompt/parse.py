@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from litm.errors import PromptError
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan
-from litm.prompt.anchors import STYLES
+from litm.prompt.anchors import STYLES, AnchorOptions
 from litm.prompt.blocks import ParsedBlock
 from litm.prompt.escape import Neutralizer
 from litm.prompt.styles import get_style
@@ -187,8 +187,10 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
     """The documents an answer cites as ``[id]`` (also ``[a, b]``, ``【a】``), mapped back to them.
 
     Ids match exactly as given, or as shown in the prompt (escaped). A bare number such as ``[3]``
-    is matched as an id only, never read as a slot (guessing would misattribute), except in the
-    ``liu`` style, whose documents are shown as numbers ("Document [3]"): there the number is the id. Repeated citations
+    is matched as an id only, never read as a slot (guessing would misattribute), except where the
+    prompt showed numbers: in the ``liu`` style ("Document [3]"), and for long ids, which a prompt shows
+    by their slot (:func:`~litm.prompt.anchors.shown_ids`); there the number stands for the document and
+    the citation carries its own id. Repeated citations
     count once; ``unknown`` lists bracketed text that matches no id (a hallucinated citation, or
     ordinary brackets). Markdown links ``[text](url)`` are skipped.
 
@@ -202,18 +204,22 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
     if not isinstance(answer, str):
         raise PromptError(f"the answer must be a string, got {type(answer).__name__}")
     if isinstance(prompt, BuiltPrompt):
-        slots = [(b.id, b.doc, b.slot) for b in prompt.blocks]
+        slots = [(b.id, b.doc, b.slot, b.shown_id or b.id) for b in prompt.blocks]
         nz, kind = prompt.neutralizer, get_style(prompt.style)
     elif isinstance(prompt, PlacementPlan):
-        slots = [(s.doc.id, s.doc, s.slot) for s in prompt.slots]
+        # A plan does not say how it was shown: its own ids, and the numbers a default prompt shows for long ones.
+        shown = get_style("xml").shown_ids(prompt.slots, AnchorOptions())
+        slots = [(s.doc.id, s.doc, s.slot, alias) for s, alias in zip(prompt.slots, shown, strict=True)]
+        slots += [(s.doc.id, s.doc, s.slot, s.doc.id) for s in prompt.slots]
         nz, kind = Neutralizer(), get_style("xml")
     else:
         raise PromptError(f"parse_citations needs a Prompt or a PlacementPlan, got {type(prompt).__name__}")
     known: dict[str, tuple[str, Doc, int]] = {}
-    for doc_id, doc, slot in slots:
-        # What the prompt showed (the id, or the number of a liu-style search result), raw and as escaped.
-        for shown in kind.cited_forms(doc, slot, nz):
-            known.setdefault(shown.strip(), (doc_id, doc, slot))
+    for doc_id, doc, slot, shown_id in slots:
+        # What the prompt showed (the id, its short alias, or the number of a liu-style search result), raw and
+        # as escaped; the citation maps back to the document's own id.
+        for form in kind.cited_forms(shown_id, nz):
+            known.setdefault(form.strip(), (doc_id, doc, slot))
     cited: dict[str, Citation] = {}
     unknown: dict[str, None] = {}
     for m in _BRACKETS.finditer(answer):

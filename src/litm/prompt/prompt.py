@@ -106,6 +106,12 @@ class Prompt:
         """The document ids in prompt order."""
         return [b.id for b in self.blocks]
 
+    @property
+    def shown_ids(self) -> list[str]:
+        """The ids the prompt shows, in prompt order: :attr:`ids`, or ``1``..``k`` when ids are long
+        (see :func:`~litm.prompt.anchors.shown_ids`); :meth:`citations` maps them back."""
+        return [b.shown_id or b.id for b in self.blocks]
+
     def __str__(self) -> str:
         return self.text
 
@@ -191,9 +197,18 @@ class Prompt:
     # -- reading back -------------------------------------------------------------------------------
 
     def parse(self, rendered: object | None = None) -> ParsedPrompt:
-        """Parse a rendering of this prompt (default: :attr:`text`) back into its document blocks."""
-        return parse_prompt(self.text if rendered is None else rendered, template=self.template,
-                            neutralizer=self.neutralizer, style=self.style)
+        """Parse a rendering of this prompt (default: :attr:`text`) back into its document blocks.
+
+        A block's ``id`` is the document's own id where the prompt showed a short alias for it (the header
+        fields in ``attrs`` stay as written).
+        """
+        parsed = parse_prompt(self.text if rendered is None else rendered, template=self.template,
+                              neutralizer=self.neutralizer, style=self.style)
+        own = {b.shown_id: b.id for b in self.blocks if b.shown_id and b.shown_id != b.id}
+        if not own:
+            return parsed
+        blocks = tuple(dataclasses.replace(b, id=own.get(b.id, b.id)) for b in parsed.blocks)
+        return dataclasses.replace(parsed, blocks=blocks)
 
     def citations(self, answer: str) -> Citations:
         """The documents an answer cites (see :func:`~litm.prompt.parse.parse_citations`)."""

@@ -37,7 +37,8 @@ _SEP = "\n\n"
 @dataclass(frozen=True, slots=True)
 class DocBlock:
     """Where one document sits in :attr:`Prompt.user <litm.prompt.prompt.Prompt.user>`: ``user[start:end]``
-    is its whole block."""
+    is its whole block. ``id`` is the document's own id, ``shown_id`` the one the prompt shows for it (the
+    same, or its slot number when ids are long: see :func:`~litm.prompt.anchors.shown_ids`)."""
 
     id: str
     slot: int
@@ -45,6 +46,7 @@ class DocBlock:
     middle: bool
     start: int
     end: int
+    shown_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +99,15 @@ def render(
     blocks: list[DocBlock] = []
     texts: list[str] = []
     for info, block in zip(plan.slots, rendered, strict=True):
-        blocks.append(DocBlock(info.doc.id, info.slot, info.doc, block.middle, offset, offset + len(block.text)))
+        blocks.append(
+            DocBlock(info.doc.id, info.slot, info.doc, block.middle, offset, offset + len(block.text), block.shown_id)
+        )
         texts.append(block.text)
         offset += len(block.text) + len(style.joiner)
     if texts:
         sections.append(style.joiner.join(texts))
     if anchors.recap and plan.slots:
-        shown = (style.shown_id(s.doc, s.slot) for s in plan.slots)
-        ids = " ".join(_fill(t.recap_id, nz, {"id": nz.neutralize(i)}) for i in shown)
+        ids = " ".join(_fill(t.recap_id, nz, {"id": nz.neutralize(b.shown_id)}) for b in rendered)
         sections.append(_fill(t.recap, nz, {"ids": ids, "count": str(len(plan.slots))}))
     if layout.repeat_instruction and instruction:
         sections.append(nz.neutralize(instruction))

@@ -39,9 +39,8 @@ from typing import Any, ClassVar
 
 from litm.errors import PromptError
 from litm.placement import place
-from litm.placement.documents import Doc
 from litm.placement.plan import SlotInfo
-from litm.prompt.anchors import STYLES, AnchorOptions, shown_score
+from litm.prompt.anchors import STYLES, AnchorOptions, shown_ids, shown_score
 from litm.prompt.blocks import ParsedBlock, scan_closed
 from litm.prompt.escape import XML_ATTR, Entities, Neutralizer
 from litm.prompt.templates import PromptTemplate
@@ -61,12 +60,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class RenderedBlock:
-    """One rendered document block, the structural pieces in it (what the final check expects), and
-    whether it is marked as middle zone."""
+    """One rendered document block, the structural pieces in it (what the final check expects), whether
+    it is marked as middle zone, and the id it shows for its document."""
 
     text: str
     anchors: tuple[str, ...]
     middle: bool = False
+    shown_id: str = ""
 
 
 class AnchorStyle:
@@ -99,13 +99,13 @@ class AnchorStyle:
         """Values for the middle note's ``{tag}``, ``{zone}``, ``{middle}`` and ``{marker}`` (not neutralised)."""
         raise PromptError(f"the {self.name} style has no middle-zone marker")
 
-    def shown_id(self, doc: Doc, slot: int) -> str:
-        """The id the prompt shows for a document (what an answer cites)."""
-        return doc.id
+    def shown_ids(self, slots: Sequence[SlotInfo], options: AnchorOptions) -> tuple[str, ...]:
+        """The id the prompt shows for each slot (what an answer cites): the document's own, or its slot
+        number when ids are long (see :func:`~litm.prompt.anchors.shown_ids`)."""
+        return shown_ids([s.doc.id for s in slots], options.short_ids)
 
-    def cited_forms(self, doc: Doc, slot: int, neutralizer: Neutralizer) -> tuple[str, ...]:
-        """Every form of the shown id an answer may cite: as given, as escaped in text, as in the header."""
-        shown = self.shown_id(doc, slot)
+    def cited_forms(self, shown: str, neutralizer: Neutralizer) -> tuple[str, ...]:
+        """Every form of a shown id an answer may cite: as given, as escaped in text, as in the header."""
         return (shown, neutralizer.neutralize(shown), self._header_value(shown, neutralizer))
 
     def _header_value(self, value: str, neutralizer: Neutralizer) -> str:
@@ -113,8 +113,9 @@ class AnchorStyle:
 
     def block(
         self, slot: SlotInfo, *, n: int, middle: bool, options: AnchorOptions, template: PromptTemplate,
-        neutralizer: Neutralizer,
+        neutralizer: Neutralizer, shown: str,
     ) -> RenderedBlock:
+        """The block of ``slot`` (of ``n``), showing the document as ``shown``."""
         raise NotImplementedError
 
     def scan(self, text: str, template: PromptTemplate, neutralizer: Neutralizer) -> list[ParsedBlock]:
@@ -162,23 +163,25 @@ class XmlStyle(AnchorStyle):
 
     def block(
         self, slot: SlotInfo, *, n: int, middle: bool, options: AnchorOptions, template: PromptTemplate,
-        neutralizer: Neutralizer,
+        neutralizer: Neutralizer, shown: str,
     ) -> RenderedBlock:
         keys, nz = self.keys(template), neutralizer
 
         def attr(name: str, value: str) -> str:
             return f' {name}="{XML_ATTR.escape(value, nz)}"'
 
-        parts = [f"<{template.tag}", attr(template.id_attr, slot.doc.id)]
+        parts = [f"<{template.tag}", attr(template.id_attr, shown)]
         parts.extend(attr(keys[key], value) for key, value in self._fields(slot, n, options))
         if middle:
             parts.append(attr(template.zone_attr, template.middle))
         header = "".join(parts) + ">"
         if options.closing_ids:
-            closing = f'</{template.tag} {template.id_attr}="{XML_ATTR.escape(slot.doc.id, nz)}">'
+            closing = f'</{template.tag} {template.id_attr}="{XML_ATTR.escape(shown, nz)}">'
         else:
             closing = f"</{template.tag}>"
-        return RenderedBlock(f"{header}\n{nz.neutralize(slot.doc.text)}\n{closing}", (header, closing), middle)
+        return RenderedBlock(
+            f"{header}\n{nz.neutralize(slot.doc.text)}\n{closing}", (header, closing), middle, shown
+        )
 
     def scan(self, text: str, template: PromptTemplate, neutralizer: Neutralizer) -> list[ParsedBlock]:
         tag = re.escape(template.tag)
@@ -235,18 +238,20 @@ class BracketStyle(AnchorStyle):
 
     def block(
         self, slot: SlotInfo, *, n: int, middle: bool, options: AnchorOptions, template: PromptTemplate,
-        neutralizer: Neutralizer,
+        neutralizer: Neutralizer, shown: str,
     ) -> RenderedBlock:
         nz = neutralizer
         optional = list(self._fields(slot, n, options))
         # The field report's order: the id, then the relevance, then the rest.
-        fields = [("id", slot.doc.id), *(f for f in optional if f[0] in ("score", "rank"))]
+        fields = [("id", shown), *(f for f in optional if f[0] in ("score", "rank"))]
         fields.extend(f for f in optional if f[0] not in ("score", "rank"))
         if middle:
             fields.append(("zone", "MIDDLE"))
         header = "[" + " | ".join(f"{_BRACKET_KEYS[k]}: {_BRACKET_VALUE.escape(v, nz)}" for k, v in fields) + "]"
-        closing = f"[/DOC_ID: {_BRACKET_VALUE.escape(slot.doc.id, nz)}]" if options.closing_ids else "[/DOC_ID]"
-        return RenderedBlock(f"{header}\n{nz.neutralize(slot.doc.text)}\n{closing}", (header, closing), middle)
+        closing = f"[/DOC_ID: {_BRACKET_VALUE.escape(shown, nz)}]" if options.closing_ids else "[/DOC_ID]"
+        return RenderedBlock(
+            f"{header}\n{nz.neutralize(slot.doc.text)}\n{closing}", (header, closing), middle, shown
+        )
 
     def scan(self, text: str, template: PromptTemplate, neutralizer: Neutralizer) -> list[ParsedBlock]:
         def read_header(head: re.Match[str], at: int) -> list[tuple[str, str]]:
@@ -298,16 +303,16 @@ class LiuStyle(AnchorStyle):
     def instruction(self, template: PromptTemplate) -> str:
         return template.liu_instruction
 
-    def shown_id(self, doc: Doc, slot: int) -> str:
-        return str(slot)
+    def shown_ids(self, slots: Sequence[SlotInfo], options: AnchorOptions) -> tuple[str, ...]:
+        return tuple(str(s.slot) for s in slots)
 
     def block(
         self, slot: SlotInfo, *, n: int, middle: bool, options: AnchorOptions, template: PromptTemplate,
-        neutralizer: Neutralizer,
+        neutralizer: Neutralizer, shown: str,
     ) -> RenderedBlock:
         nz = neutralizer
         header = f"Document [{slot.slot}](Title: {nz.neutralize(slot.doc.title or '')}) "
-        return RenderedBlock(header + nz.neutralize(slot.doc.text), (header,))
+        return RenderedBlock(header + nz.neutralize(slot.doc.text), (header,), shown_id=shown)
 
 
 # One implementation per name in anchors.STYLES (which AnchorOptions validates against); a test checks both agree.
@@ -330,12 +335,14 @@ def block_slots(docs: Sequence[Any]) -> tuple[SlotInfo, ...]:
 def render_blocks(
     slots: Sequence[SlotInfo], options: AnchorOptions, template: PromptTemplate, neutralizer: Neutralizer
 ) -> list[RenderedBlock]:
-    """Each slot's block, in order, with the middle zone marked as ``options`` say."""
+    """Each slot's block, in order, with the middle zone marked and the ids shown as ``options`` say."""
     style, n = get_style(options.style), len(slots)
     marked = options.middle(n)
     return [
-        style.block(s, n=n, middle=s.slot in marked, options=options, template=template, neutralizer=neutralizer)
-        for s in slots
+        style.block(
+            s, n=n, middle=s.slot in marked, options=options, template=template, neutralizer=neutralizer, shown=shown
+        )
+        for s, shown in zip(slots, style.shown_ids(slots, options), strict=True)
     ]
 
 
