@@ -3,7 +3,8 @@
 The stand-in answers like OpenAI (Chat Completions, Responses) and Anthropic (Messages), plain and streamed,
 with usage; it is a double of the paid APIs, the one boundary the tests cannot reach. It records every
 request it receives (path, headers, body), answers with a fixed usage (``prompt_tokens`` 10, output the
-request's limit capped at ``OUTPUT``), waits ``delay_s`` before answering, and fails on purpose for model
+request's limit capped at ``output``), waits ``delay_s`` before answering (``event_delay_s`` between
+the events of a stream), and fails on purpose for model
 names ``fail-<status>``. Both it and the gateway run under real uvicorn on a free loopback port.
 """
 
@@ -46,6 +47,7 @@ class StandIn:
     """The upstream double; ``seen`` is every request it received, in order."""
 
     delay_s: float = 0.0
+    event_delay_s: float = 0.0  # between the events of a stream
     output: int = OUTPUT
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -104,7 +106,7 @@ class StandIn:
             for text in ("h", "i"):
                 yield sse({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model,
                            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})  # fmt: skip
-                await asyncio.sleep(0)
+                await asyncio.sleep(self.event_delay_s)
             if (body.get("stream_options") or {}).get("include_usage"):
                 usage = {"prompt_tokens": INPUT, "completion_tokens": out, "total_tokens": INPUT + out}
                 yield sse({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],

@@ -162,6 +162,13 @@ _SECTIONS: dict[str, type] = {"server": ServerOptions, "ledger": LedgerOptions, 
 _TABLES: dict[str, type] = {"upstreams": Upstream, "models": ModelRoute}
 
 
+class _FromEnv(str):
+    """A value read from the environment: text to parse by the option's type (a TOML value must already
+    have that type: ``port = "80"`` in the file is refused, never coerced)."""
+
+    __slots__ = ()
+
+
 def _env_name(segment: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", segment).upper()
 
@@ -180,7 +187,7 @@ def _overlay_env(raw: dict[str, Any], env: Mapping[str, str]) -> None:
             match = next((k for k in node if _env_name(k) == part.upper()), None)
             key = match if match is not None else part.lower()
             if last:
-                node[key] = env[var]
+                node[key] = _FromEnv(env[var])
             else:
                 child = node.setdefault(key, {})
                 if not isinstance(child, dict):
@@ -191,7 +198,7 @@ def _overlay_env(raw: dict[str, Any], env: Mapping[str, str]) -> None:
 def _typed(where: str, value: Any, kind: Any) -> Any:
     """``value`` as ``kind`` (a str from the environment is parsed; a TOML value must already match)."""
     if kind in ("int", int):
-        if isinstance(value, str):
+        if isinstance(value, _FromEnv):
             try:
                 value = int(value)
             except ValueError:
@@ -200,7 +207,7 @@ def _typed(where: str, value: Any, kind: Any) -> Any:
             raise GatewayConfigError(f"{where}: expected an integer, got {value!r}")
         return value
     if kind in ("float", float):
-        if isinstance(value, str):
+        if isinstance(value, _FromEnv):
             try:
                 value = float(value)
             except ValueError:
@@ -209,7 +216,7 @@ def _typed(where: str, value: Any, kind: Any) -> Any:
             raise GatewayConfigError(f"{where}: expected a number, got {value!r}")
         return float(value)
     if kind in ("bool", bool):
-        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "false", "0", "no"):
+        if isinstance(value, _FromEnv) and value.lower() in ("true", "1", "yes", "false", "0", "no"):
             return value.lower() in ("true", "1", "yes")
         if not isinstance(value, bool):
             raise GatewayConfigError(f"{where}: expected true or false, got {value!r}")
@@ -217,10 +224,10 @@ def _typed(where: str, value: Any, kind: Any) -> Any:
     if "Mapping" in str(kind):
         if not isinstance(value, dict):
             raise GatewayConfigError(f"{where}: expected a table, got {value!r}")
-        return dict(value)
+        return {k: str(v) if isinstance(v, _FromEnv) else v for k, v in value.items()}
     if not isinstance(value, str):
         raise GatewayConfigError(f"{where}: expected a string, got {value!r}")
-    return value
+    return str(value)
 
 
 def _build(cls: type, where: str, raw: Any, **fixed: Any) -> Any:

@@ -136,6 +136,9 @@ class KeyStore:
         """A new key: returns ``(plain key, record)``. The plain key is not stored and cannot be shown again."""
         if not isinstance(name, str) or not name.strip():
             raise SpendRequestError("a key needs a non-empty name")
+        for what, value in (("scopes", scopes), ("models", models)):
+            if isinstance(value, str):
+                raise SpendRequestError(f"{what} must be a list of names, not the string {value!r}")
         if not models or any(not isinstance(m, str) or not m for m in models):
             raise SpendRequestError(f"models must be model names (or '*'), got {list(models)!r}")
         if default_max_tokens is not None and (isinstance(default_max_tokens, bool) or default_max_tokens < 1):
