@@ -20,7 +20,7 @@ from litm.errors import (
 )
 from litm.retrieve import BM25, Dense, Index, MiniLM, MiniLMTokenizer, build_index
 from litm.retrieve import store as store_module
-from litm.retrieve.store import MANIFEST
+from litm.retrieve.store import MANIFEST, manifest_checksum
 from test_retrieve_formats import make_pdf
 
 FILES = {
@@ -233,14 +233,14 @@ def test_missing_index_is_not_found(tmp_path: Path) -> None:
     assert_typed(info.value, FileNotFoundError)
 
 
-def test_truncated_vectors_are_refused(corpus: Path, model: MiniLM) -> None:
+def test_truncated_vectors_are_refused_on_open(corpus: Path, model: MiniLM) -> None:
     index = build(corpus, model)
     path = data_file(index, "vectors")
     path.write_bytes(path.read_bytes()[:-100])
-    reopened = Index.open(index.path, embedder=model)  # chunks are fine; vectors are checked on first use
     with pytest.raises(CorruptIndexError, match="truncated") as info:
-        Dense(reopened).search("keys")
+        Index.open(index.path, embedder=model)  # the size is checked on open, the hash on first use
     assert_typed(info.value)
+    assert info.value.file == path.name
 
 
 def test_vectors_swapped_for_another_valid_matrix_are_refused(corpus: Path, model: MiniLM) -> None:
@@ -298,10 +298,41 @@ def test_missing_data_file_is_refused(corpus: Path, model: MiniLM) -> None:
 def test_damaged_manifest_is_refused(corpus: Path, model: MiniLM, damage, error, message) -> None:  # type: ignore[no-untyped-def]
     index = build(corpus, model)
     manifest = index.path / MANIFEST
-    manifest.write_text(damage(manifest.read_text()))
+    manifest.write_text(with_checksum(damage(manifest.read_text())))
     with pytest.raises(error, match=message) as info:
         Index.open(index.path)
     assert_typed(info.value)
+
+
+def with_checksum(text: str) -> str:
+    """The manifest with its checksum made to match again: what the checks behind the checksum must catch."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(raw, dict) and "checksum" in raw:
+        raw["checksum"] = manifest_checksum(raw)
+    return json.dumps(raw)
+
+
+def test_an_edit_the_checksum_does_not_match_is_refused(corpus: Path, model: MiniLM) -> None:
+    index = build(corpus, model)
+    manifest = index.path / MANIFEST
+    raw = json.loads(manifest.read_text())
+    raw["entries"]["food.txt"]["mtime_ns"] += 1  # valid in every other way: only the checksum can tell
+    manifest.write_text(json.dumps(raw))
+    with pytest.raises(CorruptIndexError, match="checksum") as info:
+        Index.open(index.path)
+    assert info.value.file == MANIFEST
+
+
+def test_a_manifest_without_checksum_from_an_earlier_litm_is_read(corpus: Path, model: MiniLM) -> None:
+    index = build(corpus, model)
+    manifest = index.path / MANIFEST
+    raw = json.loads(manifest.read_text())
+    del raw["checksum"]
+    manifest.write_text(json.dumps(raw))
+    assert len(Index.open(index.path)) == len(index)
 
 
 def test_a_failed_write_leaves_the_previous_snapshot_whole(

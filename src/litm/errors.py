@@ -282,7 +282,16 @@ class IndexNotFoundError(LitmError, FileNotFoundError):
 
 
 class CorruptIndexError(LitmError, ValueError):
-    """A retrieval index file is unreadable, truncated or does not match the hash its manifest records."""
+    """A retrieval index file is unreadable, truncated or does not match the hash its manifest records.
+
+    ``file`` names the damaged file (``manifest.json``, ``chunks-....jsonl``) and ``detail`` says what is wrong
+    with it, when known; the message adds how to repair it.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.detail = detail
 
 
 class IndexVersionError(LitmError, ValueError):

@@ -5,11 +5,19 @@ Every reader takes the bytes already read (the index reads a file once, hashes a
 and returns :class:`SourceText` values. Character offsets kept for citations refer to ``SourceText.text``:
 the decoded file with newlines normalised to ``\\n`` for text formats, the extracted text for HTML and PDF.
 
+A file of a text format whose bytes are not text (a program renamed ``notes.txt``, random bytes named
+``data.md``) raises :class:`UnreadableFileError` instead of being indexed as garbage: see :func:`not_text`.
+
 Example:
     >>> [t.title for t in read_bytes(b"# Install\\n\\nRun pip.", "docs/install.md")]
     ['Install']
     >>> [(t.key, t.text) for t in read_bytes(b'{"id": "q1", "text": "Paris."}\\n', "faq.jsonl")]
     [('faq.jsonl#q1', 'Paris.')]
+    >>> try:
+    ...     read_bytes(b"\\x7fELF\\x02\\x01\\x01\\x00\\x00", "notes.txt")
+    ... except UnreadableFileError as exc:
+    ...     print(exc)
+    notes.txt: not text: it contains NUL bytes (a binary file, or UTF-16 text: save it as UTF-8)
 """
 
 from __future__ import annotations
@@ -27,7 +35,47 @@ from litm.errors import InputFormatError, InvalidDocumentError
 from litm.placement.documents import to_doc
 from litm.retrieve.deps import PDF_INSTALL, require
 
-__all__ = ["EXTENSIONS", "SourceText", "read_bytes"]
+__all__ = ["EXTENSIONS", "MAX_CONTROL", "MAX_UNDECODABLE", "SourceText", "UnreadableFileError", "not_text", "read_bytes"]
+
+#: Above this share of characters that are not valid UTF-8, bytes are not text: random bytes score about half,
+#: Latin-1 prose (whose accented letters are the undecodable part) a few per cent.
+MAX_UNDECODABLE = 0.3
+#: Above this share of control characters, bytes are not text: random bytes score about 12%, text 0.
+MAX_CONTROL = 0.02
+# C0 and C1 control characters that no text file needs; tab, newlines, form feed and ESC (colour codes in
+# logs) are allowed.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+
+
+class UnreadableFileError(InputFormatError):
+    """A file of a text format holds no readable text: binary data, or bytes that are mostly not UTF-8."""
+
+
+def not_text(data: bytes) -> str | None:
+    """Why ``data`` is not UTF-8 text, or None when it is.
+
+    Binary: any NUL byte, more than :data:`MAX_CONTROL` of the decoded characters control characters, or more
+    than :data:`MAX_UNDECODABLE` not valid UTF-8. A few stray bytes (a Latin-1 ``café``) do not make a file
+    binary: they are read as U+FFFD.
+
+    >>> not_text("Grüße, 世界\\n".encode()) is None, not_text(b"caf\\xe9 au lait") is None
+    (True, True)
+    >>> not_text(bytes(range(128, 256)) * 4)
+    '100% of its characters are not valid UTF-8'
+    """
+    if b"\x00" in data:
+        return "it contains NUL bytes (a binary file, or UTF-16 text: save it as UTF-8)"
+    text = data.decode("utf-8", errors="replace")
+    if not text:
+        return None
+    controls = len(_CONTROL.findall(text)) / len(text)
+    if controls > MAX_CONTROL:
+        return f"{controls:.0%} of its characters are control characters"
+    # U+FFFD that was in the file already is text, not a decoding failure.
+    undecodable = (text.count("\ufffd") - data.count("\ufffd".encode())) / len(text)
+    if undecodable > MAX_UNDECODABLE:
+        return f"{undecodable:.0%} of its characters are not valid UTF-8"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +93,17 @@ class SourceText:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _decode(data: bytes) -> str:
-    # Undecodable bytes become U+FFFD rather than failing a whole folder; BOMs and CRLF are normalised so
-    # offsets count the same characters on every platform.
+def _decode(data: bytes, rel: str) -> str:
+    problem = not_text(data)
+    if problem is not None:
+        raise UnreadableFileError(f"{rel}: not text: {problem}")
+    # The few undecodable bytes left become U+FFFD rather than failing a whole folder; BOMs and CRLF are
+    # normalised so offsets count the same characters on every platform.
     return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _plain(data: bytes, rel: str) -> list[SourceText]:
-    return [SourceText(rel, rel, PurePosixPath(rel).stem, _decode(data))]
+    return [SourceText(rel, rel, PurePosixPath(rel).stem, _decode(data, rel))]
 
 
 _ATX = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -60,7 +111,7 @@ _UNDERLINE = re.compile(r"^(\S.*)\n([=\-~^#*+])\2{2,}[ \t]*$", re.MULTILINE)
 
 
 def _markdown(data: bytes, rel: str) -> list[SourceText]:
-    text = _decode(data)
+    text = _decode(data, rel)
     heading = _ATX.search(text)
     setext = _UNDERLINE.search(text)
     # The heading that comes first in the file is the title, whichever style it uses.
@@ -69,7 +120,7 @@ def _markdown(data: bytes, rel: str) -> list[SourceText]:
 
 
 def _rst(data: bytes, rel: str) -> list[SourceText]:
-    text = _decode(data)
+    text = _decode(data, rel)
     match = _UNDERLINE.search(text)
     return [SourceText(rel, rel, match.group(1).strip() if match else PurePosixPath(rel).stem, text)]
 
@@ -129,7 +180,7 @@ class _HTMLText(HTMLParser):
 
 def _html(data: bytes, rel: str) -> list[SourceText]:
     parser = _HTMLText()
-    parser.feed(_decode(data))
+    parser.feed(_decode(data, rel))
     parser.close()
     return [SourceText(rel, rel, parser.title or parser.h1 or PurePosixPath(rel).stem, parser.text())]
 
@@ -137,7 +188,7 @@ def _html(data: bytes, rel: str) -> list[SourceText]:
 def _jsonl(data: bytes, rel: str) -> list[SourceText]:
     out: list[SourceText] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(_decode(data).split("\n"), start=1):
+    for number, line in enumerate(_decode(data, rel).split("\n"), start=1):
         if not line.strip():
             continue
         try:

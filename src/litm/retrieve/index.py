@@ -6,6 +6,11 @@ one whose stat changed is read once, and if its SHA-256 still matches (a ``touch
 and vectors are kept. Only new chunks are embedded. Every change is written as a new snapshot
 (:mod:`litm.retrieve.store`), so the index on disk is always whole.
 
+A file that is not text (a program renamed ``notes.txt``) is skipped and reported, never indexed; a folder
+with nothing to index is an error, not an empty index. :func:`build_index` (``litm index``) checks every file
+of an existing index in full and repairs what is damaged: vectors are embedded again, lost chunks are made
+again from the folder, a damaged manifest is replaced by a rebuild; what it cannot repair, it names.
+
 Example:
     >>> import tempfile, pathlib
     >>> docs = pathlib.Path(tempfile.mkdtemp())
@@ -28,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from litm.errors import IndexMismatchError, RetrievalError
+from litm.errors import CorruptIndexError, IndexMismatchError, InputFormatError, RetrievalError
 from litm.placement.documents import to_doc
 from litm.retrieve.chunking import (
     DEFAULT_MAX_TOKENS,
@@ -41,13 +46,15 @@ from litm.retrieve.chunking import (
 from litm.retrieve.corpus import read_file, scan
 from litm.retrieve.deps import LazyModule
 from litm.retrieve.embedder import Embedder, MiniLM
-from litm.retrieve.formats import SourceText
+from litm.retrieve.formats import EXTENSIONS, SourceText, UnreadableFileError
 from litm.retrieve.hits import Chunk
 from litm.retrieve.store import (
     MANIFEST,
     Entry,
     Manifest,
     Settings,
+    check_vectors_file,
+    is_data_file,
     read_chunks,
     read_manifest,
     read_vectors,
@@ -69,7 +76,12 @@ _EMBED_BATCH = 256  # texts per embed() call: one progress step each
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
-    """What an update did, by entry key; ``read`` counts the files opened, ``embedded`` the chunks embedded."""
+    """What an update did, by entry key; ``read`` counts the files opened, ``embedded`` the chunks embedded.
+
+    ``skipped`` counts the files of unsupported types; ``unreadable`` lists the files of a supported type that
+    were left out because they are not text, each as ``(key, reason)``; ``repairs`` says what
+    :func:`build_index` found damaged in the index and did about it.
+    """
 
     added: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
@@ -79,6 +91,8 @@ class SyncReport:
     read: int = 0
     embedded: int = 0
     chunks: int = 0
+    unreadable: tuple[tuple[str, str], ...] = ()
+    repairs: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -86,11 +100,16 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
     def summary(self) -> str:
-        """``3 added, 1 updated, 0 removed, 12 unchanged; 240 chunks (31 embedded)``."""
-        return (
+        """``3 added, 1 updated, 0 removed, 12 unchanged; 240 chunks (31 embedded)``, then what was left out."""
+        text = (
             f"{len(self.added)} added, {len(self.updated)} updated, {len(self.removed)} removed, "
             f"{len(self.unchanged)} unchanged; {self.chunks} chunks ({self.embedded} embedded)"
         )
+        if self.unreadable:
+            text += f"; {len(self.unreadable)} skipped as not text"
+        if self.repairs:
+            text += f"; {len(self.repairs)} repaired"
+        return text
 
 
 class Index:
@@ -123,12 +142,23 @@ class Index:
     # -- opening ---------------------------------------------------------------------------------------
 
     @classmethod
-    def open(
-        cls, path: str | Path, *, tokenizer: Tokenizer | None = None, embedder: Embedder | None = None
-    ) -> Index:
-        """Open an existing index; its manifest and chunks are verified now, its vectors on first use."""
+    def open(cls, path: str | Path, *, tokenizer: Tokenizer | None = None, embedder: Embedder | None = None) -> Index:
+        """Open an existing index, checking every file: the manifest (its checksum and counts) and the chunks
+        (size, SHA-256, count) in full, the vectors file's size now and its SHA-256 and shape on first use
+        (:meth:`verify` checks them now). Damage is a :class:`~litm.errors.CorruptIndexError`."""
         manifest = read_manifest(path)
-        return cls(path, manifest, read_chunks(path, manifest), tokenizer=tokenizer, embedder=embedder)
+        chunks = read_chunks(path, manifest)
+        check_vectors_file(path, manifest)
+        return cls(path, manifest, chunks, tokenizer=tokenizer, embedder=embedder)
+
+    def verify(self) -> None:
+        """Check what :meth:`open` left for first use (the vectors' SHA-256 and shape) now.
+
+        >>> import tempfile
+        >>> Index.create(tempfile.mkdtemp() + "/i", dense=False).verify()
+        """
+        if self.has_vectors:
+            _ = self.vectors
 
     @classmethod
     def create(
@@ -144,16 +174,7 @@ class Index:
     ) -> Index:
         """A new empty index at ``path``, or (``exist_ok``) the index there if its settings are these."""
         folder = Path(path)
-        _, tokenizer_name = token_counter(tokenizer)
-        model = (embedder.name, embedder.dim) if embedder is not None else (MiniLM.name, MiniLM.dim)
-        settings = Settings(
-            max_tokens=max_tokens,
-            overlap=overlap,
-            tokenizer=tokenizer_name,
-            embedding=model[0] if dense else None,
-            dim=model[1] if dense else None,
-        )
-        check_sizes(max_tokens, overlap)
+        settings = _settings(max_tokens, overlap, tokenizer, dense, embedder)
         if (folder / MANIFEST).is_file():
             if not exist_ok:
                 raise RetrievalError(f"an index already exists at {folder}")
@@ -164,10 +185,10 @@ class Index:
                     "use another --out or delete it"
                 )
             return index
-        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        # Data files without a manifest are what deleting a damaged manifest leaves: the new snapshot replaces them.
+        if folder.exists() and (not folder.is_dir() or any(not is_data_file(p.name) for p in folder.iterdir())):
             raise RetrievalError(f"{folder} exists and is not an index; choose an empty or new folder")
-        empty = np.zeros((0, model[1]), np.float32) if dense else None
-        write_snapshot(folder, settings, {}, [], empty)
+        write_snapshot(folder, settings, {}, [], _no_vectors(settings))
         return cls.open(folder, tokenizer=tokenizer, embedder=embedder)
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -237,6 +258,7 @@ class Index:
         bar = progress.add_task("files", len(found.files)) if progress is not None else None
         old = self._manifest.entries
         fresh: dict[str, tuple[Entry, list[SourceText] | None]] = {}
+        unreadable: list[tuple[str, str]] = []
         read = 0
         for file in found.files:
             before = old.get(file.key)
@@ -244,18 +266,28 @@ class Index:
             if before is not None and before.kind == "file" and same_stat and not rehash:
                 fresh[file.key] = (before, None)
             else:
-                digest, texts = read_file(file)
                 read += 1
-                entry = Entry("file", digest, file.size, file.mtime_ns, 0)
-                unchanged = before is not None and before.kind == "file" and before.sha256 == digest
-                fresh[file.key] = (entry, None if unchanged else texts)
+                try:
+                    digest, texts = read_file(file)
+                except UnreadableFileError as exc:
+                    # Left out (and dropped, if it was indexed while it was text), and reported.
+                    unreadable.append((file.key, str(exc).removeprefix(f"{file.key}: ")))
+                else:
+                    entry = Entry("file", digest, file.size, file.mtime_ns, 0)
+                    unchanged = before is not None and before.kind == "file" and before.sha256 == digest
+                    fresh[file.key] = (entry, None if unchanged else texts)
             if progress is not None and bar is not None:
                 progress.advance(bar)
         # Texts added from Python are not part of the folder: keep them.
         for key, entry in old.items():
             if entry.kind != "file" and key not in fresh:
                 fresh[key] = (entry, None)
-        return self._commit(fresh, skipped=found.skipped, read=read, progress=progress)
+        if not fresh:
+            raise InputFormatError(_nothing_to_index(folder, found.skipped, unreadable))
+        return self._commit(
+            fresh, skipped=found.skipped, read=read, progress=progress, unreadable=tuple(unreadable),
+            folder=Path(folder),
+        )  # fmt: skip
 
     def add_texts(self, items: Iterable[object], *, progress: Progress | None = None) -> SyncReport:
         """Add or replace texts given from Python: strings, dicts, :class:`Doc` values, framework documents.
@@ -294,8 +326,13 @@ class Index:
         skipped: int = 0,
         read: int = 0,
         progress: Progress | None = None,
+        unreadable: tuple[tuple[str, str], ...] = (),
+        folder: Path | None = None,
     ) -> SyncReport:
-        """Assemble the new snapshot from kept and new entries, embed what is new, write it if it changed."""
+        """Assemble the new snapshot from kept and new entries, embed what is new, write it if it changed.
+
+        With ``folder`` (a sync), a result without a single chunk is refused: the folder holds no text.
+        """
         old = self._manifest.entries
         starts = _starts(old)
         chunks: list[Chunk] = []
@@ -321,17 +358,29 @@ class Index:
             entries[key] = Entry(entry.kind, entry.sha256, entry.size, entry.mtime_ns, len(new))
             (updated if key in old else added).append(key)
         removed = sorted(set(old) - set(entries))
+        if folder is not None and not chunks:
+            raise InputFormatError(f"{folder} holds no text to index: its {len(entries)} files are empty")
         report = SyncReport(
-            tuple(added), tuple(updated), tuple(removed), tuple(unchanged), skipped, read, chunks=len(chunks)
-        )
+            tuple(added), tuple(updated), tuple(removed), tuple(unchanged), skipped, read, chunks=len(chunks),
+            unreadable=unreadable,
+        )  # fmt: skip
         if not report.changed and entries == dict(old):
             return report
         vectors, embedded = self._vectors_for(chunks, kept_rows, progress)
+        self._write(entries, chunks, vectors)
+        return replace(report, embedded=embedded)
+
+    def _write(self, entries: Mapping[str, Entry], chunks: list[Chunk], vectors: NDArray[np.float32] | None) -> None:
         write_snapshot(self.path, self.settings, entries, chunks, vectors)
         self._manifest = read_manifest(self.path)
         self._chunks, self._vectors, self._rows = chunks, vectors, None
         self.generation += 1
-        return replace(report, embedded=embedded)
+
+    def _embed_again(self, progress: Progress | None) -> int:
+        """Replace the vectors with fresh embeddings of every chunk (the repair of a damaged vectors file)."""
+        vectors, embedded = self._vectors_for(self._chunks, [-1] * len(self._chunks), progress)
+        self._write(self._manifest.entries, self._chunks, vectors)
+        return embedded
 
     def _count(self) -> Callable[[str], int]:
         """The token counter for new chunks: it must be the one the index was chunked with."""
@@ -373,9 +422,111 @@ def _starts(entries: Mapping[str, Entry]) -> dict[str, int]:
     return out
 
 
+def _settings(
+    max_tokens: int, overlap: int, tokenizer: Tokenizer | None, dense: bool, embedder: Embedder | None
+) -> Settings:
+    _, tokenizer_name = token_counter(tokenizer)
+    model = (embedder.name, embedder.dim) if embedder is not None else (MiniLM.name, MiniLM.dim)
+    check_sizes(max_tokens, overlap)
+    return Settings(max_tokens, overlap, tokenizer_name, model[0] if dense else None, model[1] if dense else None)
+
+
+def _no_vectors(settings: Settings) -> NDArray[np.float32] | None:
+    """The vectors of an empty index: a ``(0, dim)`` matrix, or None for an index without vectors."""
+    return None if settings.dim is None else np.zeros((0, settings.dim), np.float32)
+
+
+def _nothing_to_index(folder: str | Path, skipped: int, unreadable: Sequence[tuple[str, str]]) -> str:
+    supported = ", ".join(sorted(EXTENSIONS))
+    if unreadable:
+        shown = "; ".join(f"{key}: {why}" for key, why in unreadable[:3])
+        more = f"; and {len(unreadable) - 3} more" if len(unreadable) > 3 else ""
+        return f"{folder}: nothing to index: none of its {len(unreadable)} files is text ({shown}{more})"
+    if skipped:
+        return f"{folder} holds no file litm can index ({skipped} files of other types; supported: {supported})"
+    return f"{folder} is empty: nothing to index (supported files: {supported})"
+
+
 def _describe(s: Settings) -> str:
     dense = f"{s.embedding} vectors" if s.embedding else "no vectors"
     return f"chunks of {s.max_tokens} tokens (overlap {s.overlap}, tokenizer {s.tokenizer}), {dense}"
+
+
+def _damage(exc: CorruptIndexError) -> str:
+    return exc.detail or str(exc)
+
+
+def _rebuildable(root: Path, exc: CorruptIndexError) -> None:
+    """Refuse to rebuild over a damaged manifest when the folder may not be an index litm wrote, and say what
+    to remove so that it can be."""
+    others = sorted(p.name for p in root.iterdir() if p.name != MANIFEST and not is_data_file(p.name))
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        fix = f"it also holds files litm did not write ({shown}): move them out of {root}"
+    elif not any(is_data_file(p.name) for p in root.iterdir()):
+        fix = f"it holds no index data: delete {root / MANIFEST}"
+    else:
+        return
+    raise CorruptIndexError(
+        f"index {root}: {_damage(exc)}; it is not rebuilt in place because {fix} and run `litm index` again, "
+        "or choose another --out",
+        file=MANIFEST,
+        detail=_damage(exc),
+    ) from exc
+
+
+def _open_for_update(
+    root: Path, settings: Settings, tokenizer: Tokenizer | None, embedder: Embedder | None, progress: Progress | None
+) -> tuple[Index, list[str]]:
+    """Open the index at ``root`` checking every file in full, and repair what is damaged.
+
+    A damaged manifest: the index is started again (every file of the folder is read and embedded by the
+    sync that follows). Damaged chunks: the same, keeping the settings; texts added from Python had their
+    only copy there and are reported lost. Damaged vectors: every chunk is embedded again.
+    """
+    repairs: list[str] = []
+    try:
+        manifest = read_manifest(root)
+    except CorruptIndexError as exc:
+        _rebuildable(root, exc)
+        write_snapshot(root, settings, {}, [], _no_vectors(settings))
+        repairs.append(f"{MANIFEST} was damaged ({_damage(exc)}): the index is built again from the folder")
+        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs
+    if manifest.settings != settings:
+        raise IndexMismatchError(
+            f"index {root} was built with {_describe(manifest.settings)}, not {_describe(settings)}; "
+            "use another --out or delete it"
+        )
+    try:
+        chunks = read_chunks(root, manifest)
+    except CorruptIndexError as exc:
+        lost = [key for key, entry in manifest.entries.items() if entry.kind != "file"]
+        write_snapshot(root, settings, {}, [], _no_vectors(settings))
+        note = f"{exc.file} was damaged ({_damage(exc)}): every file is read and embedded again"
+        if lost:
+            shown = ", ".join(map(repr, lost[:3])) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+            note += f"; {len(lost)} texts added from Python were lost with it ({shown}): add them again"
+        repairs.append(note)
+        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs
+    index = Index(root, manifest, chunks, tokenizer=tokenizer, embedder=embedder)
+    try:
+        check_vectors_file(root, manifest)
+        index.verify()
+    except CorruptIndexError as exc:
+        embedded = index._embed_again(progress)
+        repairs.append(f"{exc.file} was damaged ({_damage(exc)}): {embedded} chunks embedded again")
+    return index, repairs
+
+
+def _discard(root: Path, made_folder: bool) -> None:
+    """Remove the index a failed first build left behind (only files litm writes into an index)."""
+    if not root.is_dir():
+        return
+    for path in root.iterdir():
+        if path.name == MANIFEST or is_data_file(path.name):
+            path.unlink(missing_ok=True)
+    if made_folder and not any(root.iterdir()):
+        root.rmdir()
 
 
 def build_index(
@@ -390,8 +541,24 @@ def build_index(
     rehash: bool = False,
     progress: Progress | None = None,
 ) -> tuple[Index, SyncReport]:
-    """Index ``folder`` into ``out``, creating the index or bringing an existing one up to date."""
+    """Index ``folder`` into ``out``, creating the index or bringing an existing one up to date.
+
+    An existing index is checked in full first (manifest, chunks, vectors) and repaired when damaged; the
+    report's ``repairs`` say what was done. A folder with nothing to index (empty, no supported file, no file
+    that is text) raises :class:`~litm.errors.InputFormatError`, and a first build that fails leaves no index.
+    """
+    root = Path(out)
+    if (root / MANIFEST).is_file():
+        settings = _settings(max_tokens, overlap, tokenizer, dense, embedder)
+        index, repairs = _open_for_update(root, settings, tokenizer, embedder, progress)
+        report = index.sync(folder, rehash=rehash, progress=progress)
+        return index, replace(report, repairs=tuple(repairs))
+    made_folder = not root.exists()
     index = Index.create(
-        out, max_tokens=max_tokens, overlap=overlap, tokenizer=tokenizer, dense=dense, embedder=embedder, exist_ok=True
+        out, max_tokens=max_tokens, overlap=overlap, tokenizer=tokenizer, dense=dense, embedder=embedder
     )
-    return index, index.sync(folder, rehash=rehash, progress=progress)
+    try:
+        return index, index.sync(folder, rehash=rehash, progress=progress)
+    except BaseException:
+        _discard(root, made_folder)
+        raise
