@@ -334,3 +334,36 @@ def test_zz_no_key_or_secret_in_any_log_line(gw: Env) -> None:
         assert secret not in text
         assert secret[len("sk-litm-") + 13 :] not in text  # not even the secret part of a key
     assert "hello" not in text and "word word" not in text  # no prompt text by default
+
+
+def test_sigterm_lets_a_stream_in_flight_finish_and_settle(gw: Env, tmp_path: Path) -> None:
+    import os
+    import signal
+
+    port = free_port()
+    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET,
+           "LITM_SERVE__SERVER__PORT": str(port), "LITM_SERVE__SERVER__WORKERS": "1"}  # fmt: skip
+    scope = gw_key_scope(gw, "main")
+    before = gw.status(scope)
+    gw.standin.event_delay_s = 0.4
+    body = {"model": "gpt-4o-mini", "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    try:
+        with GatewayProcess(gw.config, tmp_path / "one.log", env, port) as one:
+            with httpx.stream("POST", one.url + "/v1/chat/completions", json=body, timeout=30,
+                              headers={"authorization": f"Bearer {gw.keys['main']}"}) as resp:  # fmt: skip
+                lines = resp.iter_lines()
+                assert next(lines).startswith("data: ")
+                assert one.proc is not None
+                os.kill(one.proc.pid, signal.SIGTERM)  # mid-stream: stop accepting, finish what is in flight
+                rest = [line for line in lines if line]
+            assert rest[-1] == "data: [DONE]" and len(rest) == 2  # the second chunk and [DONE]; usage hidden
+            # uvicorn re-raises the signal once it has shut down gracefully, so the exit reads as SIGTERM.
+            assert one.proc.wait(timeout=20) in (0, -signal.SIGTERM)
+            with pytest.raises(httpx.ConnectError):
+                httpx.get(one.url + "/healthz")
+    finally:
+        gw.standin.event_delay_s = 0.0
+    after = gw.status(scope)
+    # Settled at the stream's usage (not charged its full hold), nothing left held.
+    assert after[1] - before[1] == _cost("gpt-4o-mini", "openai", {"prompt_tokens": INPUT, "completion_tokens": 5})
+    assert after[2] == 0
