@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
-from litm.retrieve import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, Hit, build_index, search
+from litm.retrieve import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, Hit, Index, build_index, make_retriever, shortfall
 from litm.util.progress import progress
 
 
@@ -37,12 +37,19 @@ def index_cmd(
 ) -> None:
     """Index a folder; run it again to pick up changes (unchanged files are not read again).
 
+    Files that are not text are skipped with a warning; a folder with nothing to index is an error. An index
+    with a damaged file is repaired (re-embedded or rebuilt from the folder), or the error names what to delete.
+
     Example: litm index ~/notes --out ~/notes.index
     """
     with progress("index", enabled=show_progress) as bar:
         index, report = build_index(
             folder, out, max_tokens=max_tokens, overlap=overlap, dense=dense, rehash=rehash, progress=bar
         )
+    for note in report.repairs:
+        typer.echo(f"litm: repaired: {note}", err=True)
+    for key, why in report.unreadable:
+        typer.echo(f"litm: warning: skipped {key}: {why}", err=True)
     typer.echo(f"{index.path}: {report.summary()}")
 
 
@@ -69,12 +76,16 @@ def search_cmd(
 ) -> None:
     """Search an index; prints the best chunks with their score, source and character offsets.
 
+    Fewer hits than --k come with the reason on stderr (the index holds fewer chunks, or fewer share a word
+    with the query). A blank query is refused.
+
     Example: litm search ~/notes.index "how do I rotate the keys?" --k 3
     """
-    hits = search(
-        index, query, k=k, retriever=retriever.value, backend=backend.value, rerank="dense" if rerank else None
-    )
+    opened = Index.open(index)
+    found = make_retriever(opened, retriever.value, backend=backend.value, rerank="dense" if rerank else None)
+    hits = found.search(query, k)
     for hit in hits:
         typer.echo(json.dumps(hit.doc.to_dict(), ensure_ascii=False) if as_json else _line(hit))
-    if not hits and not as_json:
-        typer.echo("no matching chunks", err=True)
+    why = shortfall(found, k, len(hits))
+    if why is not None:
+        typer.echo(f"{len(hits)} of {k} hits: {why}", err=True)

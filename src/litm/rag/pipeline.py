@@ -52,7 +52,7 @@ from litm.rag.defaults import (
     DEFAULT_RETRIEVER,
     DEFAULT_STRATEGY,
 )
-from litm.retrieve import RETRIEVERS, Hit, Index, Retriever, docs, make_retriever
+from litm.retrieve import RETRIEVERS, Hit, Index, Retriever, docs, index_of, make_retriever
 
 __all__ = ["PIPELINE_FORMAT_VERSION", "Pipeline"]
 
@@ -215,6 +215,11 @@ class Pipeline:
         found = tuple(self._retriever.search(q, self.k) if hits is None else hits)
         timings["retrieve"] = time.perf_counter() - start
         if not found:
+            searched = index_of(self._retriever) if hits is None else None
+            if searched is not None and not len(searched):
+                raise RetrievalError(
+                    f"the index {searched.path} is empty: nothing to answer from; add files with `litm index`"
+                )
             raise RetrievalError(
                 f"the {self._retriever.name} retriever found nothing for {q!r}: nothing to answer from"
             )

@@ -35,7 +35,7 @@ from litm.retrieve.hits import Chunk, Hit, Reranker, Retriever, docs
 from litm.retrieve.hybrid import RRF_K, Hybrid
 from litm.retrieve.index import Index, SyncReport, build_index
 from litm.retrieve.rerank import CrossEncoderReranker, DenseReranker, Reranked
-from litm.retrieve.retrievers import RERANKERS, RETRIEVERS, make_retriever, search
+from litm.retrieve.retrievers import RERANKERS, RETRIEVERS, index_of, make_retriever, search, shortfall
 
 __all__ = [
     "BM25",
@@ -62,6 +62,8 @@ __all__ = [
     "build_index",
     "chunk_spans",
     "docs",
+    "index_of",
     "make_retriever",
     "search",
+    "shortfall",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from litm.retrieve.deps import LazyModule, require
-from litm.retrieve.hits import Hit, check_k
+from litm.retrieve.hits import Hit, check_k, check_query
 from litm.retrieve.index import Index
 from litm.retrieve.lexical import Analyzer
 from litm.retrieve.vectors import top_k
@@ -79,6 +79,7 @@ class BM25:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` best-scoring chunks for ``query`` that share at least one term with it."""
         check_k(k)
+        check_query(query)
         values, rows = top_k(self.scores(query), k)
         chunks = self.index.chunks
         return [

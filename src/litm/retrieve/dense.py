@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from litm.retrieve.embedder import Embedder
-from litm.retrieve.hits import Hit, check_k
+from litm.retrieve.hits import Hit, check_k, check_query
 from litm.retrieve.index import Index
 from litm.retrieve.vectors import VectorSearch, vector_search
 
@@ -49,6 +49,7 @@ class Dense:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` chunks whose vectors are closest to the query's."""
         check_k(k)
+        check_query(query)
         vectors = self.prepare()
         if not len(self.index):
             return []

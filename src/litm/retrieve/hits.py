@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from litm.errors import RetrievalError
 from litm.placement.documents import Doc
 
-__all__ = ["Chunk", "Hit", "Reranker", "Retriever", "check_k", "docs"]
+__all__ = ["Chunk", "Hit", "Reranker", "Retriever", "check_k", "check_query", "docs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +124,22 @@ def check_k(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise RetrievalError(f"k must be a positive integer, got {k!r}")
     return k
+
+
+def check_query(query: str) -> str:
+    """``query`` if it is a string with a word in it, else :class:`~litm.errors.RetrievalError`.
+
+    A blank query matches nothing in particular: a dense retriever would still rank every chunk by its
+    distance to the embedding of nothing, and return arbitrary hits.
+
+    >>> check_query("  rotate keys ")
+    '  rotate keys '
+    """
+    if not isinstance(query, str):
+        raise RetrievalError(f"the query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise RetrievalError(f"the query is empty ({query!r}): nothing to search for")
+    return query
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from litm.errors import RetrievalError
-from litm.retrieve.hits import Chunk, Hit, Retriever, check_k
+from litm.retrieve.hits import Chunk, Hit, Retriever, check_k, check_query
 
 __all__ = ["RRF_K", "Hybrid"]
 
@@ -60,6 +60,7 @@ class Hybrid:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` chunks with the highest fused score."""
         check_k(k)
+        check_query(query)
         fused: dict[str, float] = {}
         best: dict[str, tuple[int, int]] = {}  # chunk id -> (best rank, first-seen order)
         chunks: dict[str, Chunk] = {}

@@ -32,7 +32,7 @@ from litm.errors import RetrievalError
 from litm.placement.documents import check_score
 from litm.retrieve.deps import LazyModule
 from litm.retrieve.embedder import Embedder, MiniLM
-from litm.retrieve.hits import Hit, Reranker, Retriever, check_k
+from litm.retrieve.hits import Hit, Reranker, Retriever, check_k, check_query
 from litm.retrieve.index import Index
 
 if TYPE_CHECKING:
@@ -148,4 +148,5 @@ class Reranked:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The reranked best ``k`` of the inner retriever's ``max(candidates, k)`` hits."""
         check_k(k)
+        check_query(query)
         return self.reranker.rerank(query, self.retriever.search(query, max(self.candidates, k)))[:k]

@@ -14,6 +14,8 @@ Example:
     'bm25'
     >>> [h.doc.id for h in search(index, "capital of France")]
     ['fr#0']
+    >>> shortfall(make_retriever(index), 5, 1)
+    'the index holds only 1 chunk'
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from litm.retrieve.hybrid import Hybrid
 from litm.retrieve.index import Index
 from litm.retrieve.rerank import DenseReranker, Reranked
 
-__all__ = ["RERANKERS", "RETRIEVERS", "make_retriever", "search"]
+__all__ = ["RERANKERS", "RETRIEVERS", "index_of", "make_retriever", "search", "shortfall"]
 
 RETRIEVERS = ("auto", "bm25", "dense", "hybrid")
 RERANKERS = ("dense",)
@@ -65,6 +67,37 @@ def make_retriever(
             raise RetrievalError(f"unknown reranker {rerank!r}; choose from {', '.join(RERANKERS)}")
         rerank = DenseReranker(index)
     return Reranked(retriever, rerank, candidates=candidates)
+
+
+def index_of(retriever: object) -> Index | None:
+    """The index a litm retriever searches (looking inside a hybrid or a reranked one), or None."""
+    own = getattr(retriever, "index", None)
+    if isinstance(own, Index):
+        return own
+    inner = [*getattr(retriever, "retrievers", ()), getattr(retriever, "retriever", None)]
+    return next((found for r in inner if r is not None and (found := index_of(r)) is not None), None)
+
+
+def shortfall(retriever: Retriever, k: int, found: int) -> str | None:
+    """Why a search for ``k`` hits returned only ``found``, or None when it returned them all.
+
+    The usual reasons: the index is empty, it holds fewer than ``k`` chunks, or (BM25) fewer chunks than
+    that share a word with the query, since a chunk that scores 0 is never returned.
+    """
+    if found >= k:
+        return None
+    index = index_of(retriever)
+    if index is None:
+        return f"the {retriever.name} retriever returned {found}"
+    size = len(index)
+    if size == 0:
+        return f"the index {index.path} is empty"
+    if size < k and found == size:
+        return f"the index holds only {size} chunk{'s' if size != 1 else ''}"
+    if "bm25" in retriever.name:
+        share = f"only {found} of the index's {size} chunks share" if found else f"no chunk of the {size} shares"
+        return f"{share} a word with the query (bm25 skips chunks that score 0)"
+    return f"the {retriever.name} retriever found {found} of the index's {size} chunks"
 
 
 def search(
