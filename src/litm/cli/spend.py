@@ -1,4 +1,4 @@
-"""``litm spend status|history|set-limit|reset|release``: read and administer a spend ledger.
+"""``litm spend status|history|set-limit|reset|release|check``: read and administer a spend ledger.
 
 ``LEDGER`` is an SQLite file path or a ``redis://`` URL (``--namespace`` picks the Redis namespace).
 Each command is one call of the Python API: ``ledger.status()``, ``ledger.history()``,
@@ -17,8 +17,9 @@ from typing import Any
 import typer
 
 from litm.cli import app
+from litm.errors import CorruptLedgerError
 from litm.spend.budget import SpendCap
-from litm.spend.ledger import Ledger, open_ledger
+from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
 from litm.spend.money import format_usd, parse_usd
 
 spend_app = typer.Typer(help="Read and administer a spend ledger (SQLite path or redis:// URL).", no_args_is_help=True)
@@ -155,3 +156,20 @@ def release_cmd(
         typer.echo(f"{key} was already {outcome.state} at {format_usd(outcome.cost)}: nothing released")
     else:
         typer.echo(f"released {format_usd(outcome.refunded)} held by {key}")
+
+
+@spend_app.command("check")
+def check_cmd(ledger: str = _LEDGER, namespace: str = _NAMESPACE) -> None:
+    """Check a ledger for damage (exit 2 naming the first problem): SQLite's integrity check, every row
+    readable, counters equal to their events and to the holds on them, limits equal to their log.
+
+    Example: litm spend check spend.db
+    """
+    led = _open(ledger, namespace)
+    if isinstance(led, SQLiteLedger):
+        led.check()
+    else:
+        bad = led.verify()
+        if bad:
+            raise CorruptLedgerError(f"{ledger}: counter {bad[0].counter} differs from the sum of its events")
+    typer.echo(f"ok: {ledger} is consistent")

@@ -24,7 +24,9 @@ What Redis does and does not guarantee (read before trusting a dollar cap to it)
 * ``maxmemory`` with an eviction policy other than ``noeviction`` can evict ledger keys: configure
   ``noeviction`` so that a full server refuses writes (and the ledger then refuses calls).
 * Unreachable, read-only or erroring server: every call raises
-  :class:`~litm.errors.LedgerUnavailableError` (fail closed).
+  :class:`~litm.errors.LedgerUnavailableError` (fail closed), after up to twice ``socket_timeout_s``.
+* A reserve sent and never answered raises :class:`~litm.errors.ReserveUncertainError` (its ``key``): the
+  server may still run it. Retry with that key (a booked hold is returned) or ``SpendCap.release(key)``.
 """
 
 from __future__ import annotations
@@ -203,8 +205,9 @@ def _client_options(socket_timeout_s: float) -> dict[str, Any]:
 class RedisLedger(_Codec):
     """A spend ledger in Redis at ``url`` (``redis://host:6379/0``), keys tagged ``{namespace}``.
 
-    Options: ``namespace`` (the hash tag), ``socket_timeout_s`` (2 s: a server that does not answer in
-    time refuses the call), ``sweep_batch`` (expired leases charged per reserve), ``clock`` (tests only,
+    Options: ``namespace`` (the hash tag), ``socket_timeout_s`` (2 s: the longest wait for one reply; a
+    lost reply is waited for once more on a new connection, so a server that does not answer refuses the
+    call after up to twice this), ``sweep_batch`` (expired leases charged per reserve), ``clock`` (tests only,
     see the module docstring). ``hooks``: fault injection for crash tests (``reserve:sent``,
     ``settle:sent``: the script was sent and its reply not yet read).
     """

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from litm.errors import SpendRequestError
 
@@ -31,6 +31,8 @@ REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 #: The largest database number accepted (Redis' ``databases`` setting is a C int).
 MAX_DB = 2**31 - 1
 _DIGITS = re.compile(r"[0-9]{1,10}")
+# A DNS name or an IPv4 address (letters, digits, '.', '-', '_'), or an IPv6 address (hex digits, ':', '.').
+_HOST = re.compile(r"[a-z0-9._-]{1,253}|[0-9a-f:.]{2,45}")
 
 
 @dataclass(frozen=True)
@@ -97,15 +99,17 @@ def parse_redis_url(url: object) -> RedisURL:
     if any(len(values) > 1 for values in query.values()):
         raise _bad(url, "a query option is given twice")
     query_db = query.get("db", [None])[0]
-    username, password = parts.username or "", parts.password or ""
+    username, password = unquote(parts.username or ""), unquote(parts.password or "")
     if parts.scheme == "unix":
         if parts.netloc.rpartition("@")[2] or not parts.path or parts.path == "/":
             raise _bad(url, "a unix:// URL names a socket file: unix:///path/to/redis.sock")
-        return RedisURL("unix", "", 0, _db(url, query_db, "database") if query_db is not None else 0, parts.path,
-                        username, password)  # fmt: skip
+        db = _db(url, query_db, "database") if query_db is not None else 0
+        return RedisURL("unix", "", 0, db, unquote(parts.path), username, password)
     host = parts.hostname or ""
     if not host:
         raise _bad(url, "no host (write redis://HOST:PORT/DB)")
+    if not _HOST.fullmatch(host):
+        raise _bad(url, f"bad host {host!r}")
     if port == 0:
         raise _bad(url, "port 0 is not a port (1-65535)")
     path = parts.path.removeprefix("/")

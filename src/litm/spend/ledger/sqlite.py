@@ -56,6 +56,7 @@ from litm.spend.ledger.base import (
     State,
 )
 from litm.spend.ledger.rules import (
+    MAX_COUNT,
     book_reserve,
     book_settle,
     check_count,
@@ -68,7 +69,7 @@ from litm.spend.ledger.rules import (
     sorted_limits,
     statuses,
 )
-from litm.spend.ledger.sqlite_lock import REPAIR, ledger_error, retry_locked
+from litm.spend.ledger.sqlite_lock import REPAIR, ledger_error, one_line, retry_locked
 from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
 from litm.spend.ledger.threaded import ThreadedAsyncLedger
 from litm.spend.money import check_micros
@@ -125,7 +126,7 @@ class SQLiteLedger:
         if not create:
             if not self.path.is_file():
                 raise LedgerNotFoundError(f"spend ledger {str(self.path)!r} does not exist (nothing was created)")
-            found = {name for (name,) in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            found = self._tables()
             if not set(TABLES) <= found:
                 missing = ", ".join(sorted(set(TABLES) - found))
                 raise CorruptLedgerError(
@@ -157,6 +158,20 @@ class SQLiteLedger:
             with self._lock:
                 self._all.append(conn)
         return conn
+
+    def _tables(self) -> set[str]:
+        """The tables of an existing file, read on a plain connection: the ledger's own connections switch a
+        file to WAL, which would write to a file that turns out not to be a ledger (or to an empty one)."""
+        try:
+            probe = sqlite3.connect(self.path, timeout=0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise ledger_error(f"SQLite ledger {self.path}: cannot open ({exc})", exc) from None
+        try:
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            rows = self._retrying(lambda: probe.execute(query).fetchall(), "cannot open")
+        finally:
+            probe.close()
+        return {str(name) for (name,) in rows}
 
     def _configure(self, conn: sqlite3.Connection) -> None:
         # Set before WAL mode first writes a new file (an existing file keeps its page size): every commit
@@ -194,8 +209,9 @@ class SQLiteLedger:
             raise
 
     def _unreadable(self, exc: BaseException) -> CorruptLedgerError:
-        return CorruptLedgerError(f"SQLite ledger {self.path}: a stored row cannot be read ({type(exc).__name__}: "
-                                  f"{exc}): the file is damaged; {REPAIR}")  # fmt: skip
+        reason = one_line(f"{type(exc).__name__}: {exc}", 200)
+        return CorruptLedgerError(f"SQLite ledger {self.path}: a stored row cannot be read ({reason}): the file is "
+                                  f"damaged; {REPAIR}")  # fmt: skip
 
     @contextmanager
     def _decoding(self) -> Iterator[None]:
@@ -380,7 +396,10 @@ class SQLiteLedger:
         rows = self._read("SELECT scope, window, micros FROM limits")
         with self._decoding():
             for scope, window, micros in rows:
-                check_limit(scope, window, micros)  # a damaged row must not pass as a limit
+                try:
+                    check_limit(scope, window, micros)  # a damaged row must not pass as a limit
+                except SpendRequestError as exc:
+                    raise self._unreadable(exc) from None
             return sorted_limits(Limit(scope, window, micros) for scope, window, micros in rows)
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
@@ -443,6 +462,49 @@ class SQLiteLedger:
             )
         }
         return mismatches(self.counters(), sums)
+
+    def check(self) -> None:
+        """Raise :class:`~litm.errors.CorruptLedgerError` unless the file is sound: SQLite's integrity check
+        passes, every row reads back, the counters equal their event sums, each counter's ``held`` equals the
+        amounts of the reservations held on it, and each limit equals its latest logged value.
+
+        What this cannot see: a changed byte that leaves every one of these consistent (a model name, a
+        timestamp, an event's detail text). ``litm spend check LEDGER`` runs it.
+
+        >>> import tempfile, os
+        >>> SQLiteLedger(os.path.join(tempfile.mkdtemp(), "spend.db")).check()
+        """
+        problems = [str(row[0]) for row in self._read("PRAGMA integrity_check") if row[0] != "ok"]
+        if not problems:
+            self.reservations(), self.history(limit=MAX_COUNT), self.limits()  # every row decodes
+            problems = [f"counter {m.counter} is (held {m.held}, settled {m.settled}) but its events sum to "
+                        f"({m.event_held}, {m.event_settled})" for m in self.verify()]  # fmt: skip
+            problems += self._held_mismatches() + self._limit_mismatches()
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            first = one_line(problems[0], 200)
+            raise CorruptLedgerError(f"SQLite ledger {self.path}: {first}{more}: the file is damaged; {REPAIR}")
+
+    def _held_mismatches(self) -> list[str]:
+        held: dict[str, int] = {}
+        for rec in self.reservations("held"):
+            for name in rec.counters:
+                held[name] = held.get(name, 0) + rec.amount
+        return [f"counter {name} holds {h} but its held reservations sum to {held.get(name, 0)}"
+                for name, (h, _) in sorted(self.counters().items()) if h != held.get(name, 0)]  # fmt: skip
+
+    def _limit_mismatches(self) -> list[str]:
+        logged: dict[tuple[str, str], str] = {}
+        with self._decoding():
+            for key, detail in self._read("SELECT key, detail FROM ops WHERE kind = 'limit' ORDER BY seq"):
+                window, _, value = str(detail).partition("=")
+                logged[(str(key), window)] = value
+        out = []
+        for lim in self.limits():
+            said = logged.get((lim.scope, lim.window))
+            if said != str(lim.micros):
+                out.append(f"limit of {lim.scope} {lim.window} is {lim.micros} but its log says {said}")
+        return out
 
     def asynchronous(self) -> AsyncLedger:
         """An async view whose calls run in worker threads (never on the event loop)."""

@@ -26,19 +26,32 @@ from typing import TypeVar
 
 from litm.errors import CorruptLedgerError, LedgerUnavailableError
 
-__all__ = ["REPAIR", "ledger_error", "retry_locked"]
+__all__ = ["REPAIR", "ledger_error", "one_line", "retry_locked"]
 
 #: What a damaged ledger's error tells the user to do (``docs/spend.md``, "A damaged ledger file").
 REPAIR = "move it and its -wal and -shm files aside and start a new ledger (docs/spend.md: 'A damaged ledger file')"
 # SQLite's own words for a file whose bytes are not a consistent database.
-_DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt")
+_DAMAGED = ("malformed", "not a database", "file is encrypted", "corrupt", "decode")
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    r"""``text`` on one line, cut at ``limit`` characters (SQLite's integrity report spans many lines).
+
+    >>> one_line("*** in database main ***\nPage 3: btree")
+    '*** in database main *** Page 3: btree'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def ledger_error(message: str, exc: BaseException) -> LedgerUnavailableError:
     """The typed error for a failed ledger operation (``message`` already names it and ``exc``):
     :class:`CorruptLedgerError` with the repair when SQLite says the file is damaged, else
     :class:`LedgerUnavailableError`."""
-    if isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc) for word in _DAMAGED):
+    message = one_line(message)
+    if isinstance(exc, UnicodeDecodeError) or (
+        isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc) for word in _DAMAGED)
+    ):
         return CorruptLedgerError(f"{message}: the file is damaged; {REPAIR}")
     return LedgerUnavailableError(message)
 
@@ -56,7 +69,7 @@ def retry_locked(action: Callable[[], _T], *, timeout_s: float, where: str, fail
     while True:
         try:
             return action()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # text SQLite hands back from damaged bytes
             reason = str(exc)
             locked = isinstance(exc, sqlite3.OperationalError) and ("locked" in reason or "busy" in reason)
             if locked and time.monotonic() <= deadline:
