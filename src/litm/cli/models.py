@@ -10,16 +10,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from litm.cli import app
+from litm.cli._input import read_stdin
 from litm.errors import InputFormatError
 from litm.models import EMBEDDED, Model, backends, cache_dir, load_model
 from litm.prompt.messages import Message
+from litm.util.records import decode_text, parse_json
 
 _MODEL_HELP = (
     "Model spec: local, local:smollm2, local:PATH.gguf, openai:MODEL, openai-compatible:URL@MODEL, anthropic:MODEL."
@@ -33,9 +34,9 @@ _REMOTE = (
 
 def _read_text(path: Path | None) -> str:
     if path is None or str(path) == "-":
-        return sys.stdin.read()
+        return read_stdin()
     try:
-        return path.read_text(encoding="utf-8")
+        return decode_text(path.read_bytes(), source=str(path))
     except OSError as exc:
         raise InputFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
@@ -133,7 +134,7 @@ def ask_cmd(
 
     Example: litm ask --model local:smollm2 "What is the capital of France?"
     """
-    text = sys.stdin.read() if question == "-" else question
+    text = read_stdin() if question == "-" else question
     loaded = load_model(model)
     prompt, stop = _ask_prompt(loaded, text, system, raw)
     done = loaded.complete(prompt, max_tokens=max_tokens, stop=stop)
@@ -165,10 +166,7 @@ def count_cmd(
     if raw:
         n = loaded.tokenizer.count(text)
     elif messages:
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InputFormatError(f"--messages expects a JSON list of messages: {exc}") from exc
+        data = parse_json(text, source="--messages input")
         if not isinstance(data, list):
             raise InputFormatError("--messages expects a JSON list of {'role': ..., 'content': ...} objects")
         n = loaded.count_tokens(data)

@@ -13,6 +13,7 @@ from litm.cli._input import load_input
 from litm.cli._options import DedupOpt, RankByOpt, check_strategy
 from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, place
 from litm.placement.profile import PositionProfile
+from litm.util.files import atomic_write
 
 
 @app.command("place")
@@ -52,10 +53,11 @@ def place_cmd(
         min_docs=min_docs,
         profile=prof,
     )
+    # The plan file first, whole or not at all: a path that cannot be written fails before anything is printed.
+    if plan_json is not None:
+        atomic_write(plan_json, plan.to_json(indent=2) + "\n")
     out = sys.stdout
     for item in plan.items:
         out.write(json.dumps(item, ensure_ascii=False) + "\n")
     if explain:
         typer.echo(plan.explain(), err=True)
-    if plan_json is not None:
-        plan_json.write_text(plan.to_json(indent=2) + "\n", encoding="utf-8")

@@ -283,6 +283,8 @@ class PositionProfile:
             data = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InvalidProfileError(f"profile file not found: {p}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except RecursionError:
+            raise InvalidProfileError(f"cannot read profile {p}: JSON nested too deeply") from None
+        except (OSError, ValueError) as exc:  # ValueError: undecodable bytes, bad JSON, an integer too long
             raise InvalidProfileError(f"cannot read profile {p}: {exc}") from None
         return cls.from_dict(data)

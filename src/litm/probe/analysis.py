@@ -24,12 +24,14 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from litm.eval.stats import Cell, fisher_less, fisher_two_sided, round_p
+from litm.probe.errors import ProbeError
 
 __all__ = ["Cell", "DeadZone", "EdgeCheck", "TaskAnalysis", "analyze", "dead_zone", "effective_length"]
 
@@ -339,6 +341,42 @@ def _findings(a: TaskAnalysis) -> list[str]:
     return out
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: The fields of a results row the analysis reads, with a test and what the test accepts.
+_ROW_FIELDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "task": (lambda v: isinstance(v, str), "a string"),
+    "kind": (lambda v: v in ("trial", "closed_book"), "'trial' or 'closed_book'"),
+    "hit": (lambda v: v in (True, False), "true or false (or 1 or 0)"),
+}
+_TRIAL_FIELDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "depth": (lambda v: _is_number(v) and 0 <= v <= 1, "a depth in [0, 1]"),  # type: ignore[operator]
+    "length": (lambda v: _is_number(v) and v >= 1, "a length in tokens"),  # type: ignore[operator]
+    "layout": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def check_row(row: Mapping[str, Any], number: int) -> None:
+    """Raise :class:`~litm.probe.ProbeError` unless results row ``number`` has the fields the analysis reads.
+
+    >>> check_row({"task": "needle", "kind": "closed_book", "hit": False}, 1)
+    >>> check_row({"task": "needle", "kind": "trial", "hit": True, "depth": 0.5, "layout": "plain"}, 7)
+    Traceback (most recent call last):
+    ...
+    litm.probe.errors.ProbeError: results row 7: 'length' is missing; expected a length in tokens
+    """
+    if not isinstance(row, Mapping):
+        raise ProbeError(f"results row {number}: expected a JSON object, got {type(row).__name__}")
+    fields = _ROW_FIELDS | (_TRIAL_FIELDS if row.get("kind") == "trial" else {})
+    for name, (ok, what) in fields.items():
+        if name not in row:
+            raise ProbeError(f"results row {number}: {name!r} is missing; expected {what}")
+        if not ok(row[name]):
+            raise ProbeError(f"results row {number}: {name!r} is {row[name]!r}; expected {what}")
+
+
 def analyze(
     rows: Iterable[Mapping[str, Any]],
     *,
@@ -346,7 +384,13 @@ def analyze(
     alpha: float = DEFAULT_ALPHA,
     ratio: float = DEFAULT_RATIO,
 ) -> dict[str, TaskAnalysis]:
-    """One :class:`TaskAnalysis` per task (in ``tasks`` order, else in order of first appearance)."""
+    """One :class:`TaskAnalysis` per task (in ``tasks`` order, else in order of first appearance).
+
+    A row without the fields the analysis reads (a damaged or foreign results file) is a
+    :class:`~litm.probe.ProbeError` naming the row and the field.
+    """
     rows = list(rows)
+    for i, row in enumerate(rows, start=1):
+        check_row(row, i)
     names = list(tasks) if tasks else list(dict.fromkeys(str(r["task"]) for r in rows))
     return {t: analyze_task(t, rows, alpha=alpha, ratio=ratio) for t in names}

@@ -1,0 +1,585 @@
+"""A fuzzer for the ``litm`` command line, run in process: the engine of tests/test_cli_fuzz.py and scripts/fuzz_cli.py.
+
+A case is one command (walked from the Typer app, so a new command is fuzzed without editing this file), an
+argument list drawn parameter by parameter from the parameter's type (valid values, boundaries, malformed
+text, huge numbers, undecodable bytes as Python hands them to ``sys.argv``), and stdin bytes of the same
+kinds. It runs through :func:`litm.cli.main`, the console-script entry point, inside Typer's test isolation,
+in a workspace folder of input files that is the working directory. The contract a case is held to:
+
+* the exit status is 0 or 2, and nothing escapes ``main()`` (which a user would see as a traceback);
+* on exit 2, stderr is one line;
+* no partial file: nothing the run leaves in the workspace is an atomic writer's temporary file, an empty
+  file, a JSON file that does not parse or a JSON Lines file with a torn line, and a failed run changes no
+  file that was there before it.
+
+Real models and the network are out of bounds. ``--model`` is always given, and only as a spec of the scripted
+backend registered here (``fuzzfake``, :class:`litm.probe.testing.DeadZoneModel`) or as a malformed spec that
+:func:`litm.models.parse_spec` refuses; while a case runs, the built-in backends are replaced by a tripwire and
+``socket.connect`` refuses anything but loopback, both raising :class:`HarnessLeak` (a ``BaseException``, so no
+``except Exception`` in litm can hide it) if a generator ever lets a real model or a connection through.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import sys
+import traceback
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import typer.main
+from typer.testing import CliRunner
+
+from litm.cli import app, main
+from litm.models import register_backend, unregister_backend
+from litm.models.spec import ModelSpec, backends
+from litm.probe.testing import DeadZoneModel
+
+__all__ = [
+    "COMMANDS",
+    "Case",
+    "HarnessLeak",
+    "Outcome",
+    "build_workspace",
+    "commands",
+    "draw_case",
+    "run_case",
+    "sandbox",
+]
+
+FAKE_SCHEME = "fuzzfake"
+#: Specs that load the scripted model (a local one, and one that looks like an API model to the probe).
+FAKE_SPECS = (f"{FAKE_SCHEME}:m", f"{FAKE_SCHEME}:remote", f"{FAKE_SCHEME}:m ")
+#: Specs that :func:`litm.models.parse_spec` refuses before any backend is reached.
+BAD_SPECS = (
+    "", " ", "bogus:x", "nocolon", "local:", "local:nope", "LOCAL:", "openai:", "anthropic: ",
+    "openai-compatible:http://127.0.0.1:1/v1@", "openai-compatible:ftp://x@m", "openai-compatible:nourl",
+    f"{FAKE_SCHEME}", ":m", "\udcff:x", "local:\udcff",
+)  # fmt: skip
+
+INTS = ("0", "1", "2", "3", "-1", "7", "64", "-0", "+3", "1e3", "3.5", "abc", "", " 4", "0x10", "٣",
+        "99999999999999999999", "-99999999999999999999", "9" * 5000)  # fmt: skip
+#: Values for options whose size is work (a count of trials, questions, documents): never a huge valid one,
+#: or the case would measure the machine instead of the parser.
+SMALL_INTS = ("0", "1", "2", "3", "-1", "-0", "abc", "", "1.5", "99999999999999999999x", "-99999999999999999999")
+FLOATS = ("0", "0.5", "1", "-0.1", "1.01", "nan", "inf", "-inf", "1e308", "1e999", "abc", "", "0x1p-2", "1_0")
+TEXTS = ("", " ", "x", "who won?", "a\nb", "\t", "é ü 中文", "\udcff\udcfe", "-", "--", "-x", "%s {0} {{x}}",
+         "x" * 5000, "'\"<doc>", "\u2028", "\x1b[31m")  # fmt: skip
+
+#: Option values that keep a case inside the sandbox: always one of these, never a generic value.
+PINNED: dict[str, tuple[str, ...]] = {
+    "--model": FAKE_SPECS * 3 + BAD_SPECS,
+    "--retriever": ("bm25", "file", "bogus", ""),
+    "--backend": ("numpy",),
+}
+#: Options never given: each loads the dense embedding model.
+NEVER = frozenset({"--rerank", "--dense"})
+#: Options always given (with a pinned value), because their default loads a real model.
+ALWAYS = frozenset({"--model"})
+COST = frozenset({"--trials", "--questions", "--direct", "--ablation", "--n", "--k", "--min-trials", "--max-tokens",
+                  "--limit", "--threads", "--concurrency", "--batch", "--max-caller-lines", "--budget"})  # fmt: skip
+#: Valid-looking values for string options, drawn part of the time so cases get past parsing.
+HINTS: dict[str, tuple[str, ...]] = {
+    "--lengths": ("64", "64,128", "32", "1k", "16", "15", "0", "abc", "", "64,,", "2.5k", "1e3", "99999999999"),
+    "--depths": ("0,0.5,1", "linear:3", "edge:3", "linear:1", "1.5", "a", "", "nan", "linear:99999999999999"),
+    "--layouts": ("plain", "plain,buffered", "bogus", "", ","),
+    "--task": ("needle", "multi", "kv", "bogus", "", "needle,chain"),
+    "--strategy": ("none", "edges", "pyramid", "profile", "langchain", "bogus", ""),
+    "--strategies": ("none,edges", "pyramid", "bogus", ""),
+    "--question": ("who won?", "What is the access code for the Kivo vault?", "", " "),
+    "--k": ("2", "3", "4", "0", "-1", "a", "2,3", ""),
+    "--data": ("bench.jsonl", "nq", "hotpotqa", "bogus", "missing.jsonl", "bad-bench.jsonl", "docs.jsonl"),
+    "--arms": ("default", "bracket", "bogus", ""),
+    "--format": ("text", "openai", "anthropic", "chat", "auto", "completion", "bogus", ""),
+    "--likelihood": ("auto", "on", "off", "bogus"),
+    "--reuse": ("aligned", "full", "cold", "bogus"),
+    "--builtin": ("edges", "pyramid", "flat", "bogus", ""),
+    "--order": ("pyramid", "none", "bogus"),
+    "--scope": ("project:a", "", "bad scope", "a:b:c"),
+    "--namespace": ("default", "", "x" * 300),
+    "--direct-ranks": ("1", "1,2", "0", "a", ""),
+    "--ablation-slots": ("1", "1,2", "0", "a"),
+    "--ablation-designs": ("middle", "bogus"),
+    "--title": ("t", "", "<script>"),
+}
+#: Positional values that name a thing rather than a file, by parameter name.
+ARG_HINTS: dict[str, tuple[str, ...]] = {
+    "question": ("who won?", "-", "", " ", "What is the access code for the Kivo vault?"),
+    "query": ("vault", "", "   ", "x" * 3000),
+    "target": ("code.py::f", "code.py:2", "code.py::Nope", "missing.py::f", "code.py", "::", "code.py:0",
+               "code.py:99999999999999999999", "docs-dir::f"),
+    "ledger": ("spend.db", "missing.db", "docs.jsonl", "binary.bin", "docs-dir", "redis://127.0.0.1:1/0",
+               "redis://127.0.0.1:99999/0", "redis://127.0.0.1:abc/0", "redis://[::1", "redis://127.0.0.1:1/abc"),
+    "scope": ("project:a", "", "bad scope", "a:b:c", "x" * 300),
+    "amount": ("5", "5.00", "5,00", "-1", "1e3", "nan", "", "99999999999999999999", "0.0000001"),
+}  # fmt: skip
+
+#: Workspace entries: name -> bytes (a str value names a folder made by :func:`build_workspace`).
+_DOCS = [{"id": f"d{i}", "text": f"Passage {i}. The access code for the Kivo vault is 12345{i}.", "score": 1 / (i + 1)}
+         for i in range(6)]  # fmt: skip
+_BENCH = {
+    "id": "q1", "question": "What is the access code for the Kivo vault?", "answers": ["123450"],
+    "documents": [{"text": "The access code for the Kivo vault is 123450.", "gold": True},
+                  *({"text": f"Filler passage {i}."} for i in range(5))],
+}  # fmt: skip
+
+FILES: dict[str, bytes] = {
+    "docs.jsonl": "".join(json.dumps(d) + "\n" for d in _DOCS).encode(),
+    "docs.json": json.dumps(_DOCS).encode(),
+    "pairs.jsonl": b'["alpha", 0.9]\n["beta", 0.1]\n[{"id": "g", "text": "gamma"}, 0.5]\n',
+    "empty.txt": b"",
+    "blank.jsonl": b"\n \n\t\n",
+    "bad.json": b'{"text": "a"\n',
+    "binary.bin": bytes(range(256)) * 4,
+    "latin1.txt": "caf\xe9 na\xefve\n".encode("latin-1"),
+    "bom.jsonl": b'\xef\xbb\xbf{"text": "a"}\n',
+    "deep.json": b"[" * 100_000,
+    "surrogate.jsonl": b'{"id": "\\ud800", "text": "lone \\udfff surrogate"}\n',
+    "nan.jsonl": b'{"text": "a", "score": NaN}\n{"text": "b", "score": Infinity}\n',
+    "bigint.jsonl": b'{"text": "a", "score": 1' + b"0" * 400 + b'}\n{"text": "b", "score": 1' + b"0" * 5000 + b"}\n",
+    "scalars.jsonl": b'1\nnull\ntrue\n"text"\n[]\n{}\n',
+    "crlf.jsonl": b'{"text": "a"}\r\n{"text": "b"}\r\n',
+    "bench.jsonl": (json.dumps(_BENCH) + "\n").encode(),
+    "bad-bench.jsonl": b'{"question": "q", "answers": ["a"], "documents": [{"text": "t", "gold": true, "score": 1'
+    + b"0" * 400
+    + b"}]}\n",
+    "template.jinja": b"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}",
+    "bad-template.jinja": b"{% for m in messages %}{{ m.content ",
+    "fake.gguf": b"GGUF" + bytes(60),
+    "prompt-template.json": b'{"question_label": "Q"}',
+    "code.py": b"def f(x):\n    return g(x)\n\n\ndef g(y):\n    return f(y) + 1\n",
+    "bad.py": b"def f(:\n",
+    "messages.json": b'[{"role": "user", "content": "hi"}]',
+    "new\nline.jsonl": b'{"text": "a"}\n',
+    "docs-dir/a.md": b"# Vault\n\nThe access code for the Kivo vault is 123456.\n",
+    "docs-dir/b.txt": b"Another note about nothing in particular.\n",
+    "empty-dir/.keep": b"",
+    "probe-run/results.jsonl": b'{"key": "a", "hit": true}\n{"key": "b", "hit": fal',
+    "probe-run/run.json": b'{"identity": {}, "config": {}}',
+    "torn-run/results.jsonl": b'{"key": "a"}\n\xff\xfe garbage\n',
+    "torn-run/run.json": b"{not json",
+}
+#: Path values that are not files of the workspace.
+PATHS = ("missing.jsonl", "missing/deeper/x.json", "-", "", "docs.jsonl/inside", "/proc/litm-fuzz/x", ".", "..",
+         "\udcff.jsonl")  # fmt: skip
+OUT_PATHS = ("out", "out/nested/deeper", "fresh.json", "docs-dir", "empty-dir", "docs.jsonl", "docs.jsonl/inside",
+             "/proc/litm-fuzz/out")  # fmt: skip
+STDINS: dict[str, bytes] = {
+    "none": b"",
+    "docs": FILES["docs.jsonl"],
+    "array": FILES["docs.json"],
+    "pairs": FILES["pairs.jsonl"],
+    "text": b"What is the access code for the Kivo vault?\n",
+    "malformed": FILES["bad.json"],
+    "non-utf8": b'{"text": "caf\xe9"}\n\xff\xfe\x00',
+    "deep": FILES["deep.json"],
+    "surrogate": FILES["surrogate.jsonl"],
+    "nan": FILES["nan.jsonl"],
+    "bigint": FILES["bigint.jsonl"],
+    "scalars": FILES["scalars.jsonl"],
+    "messages": FILES["messages.json"],
+    "nul": b'{"text": "a\x00b"}\n',
+}
+
+
+def _profile_bytes() -> bytes:
+    return (resources.files("litm") / "data" / "profile-gemma3-270m-nq-k10.json").read_bytes()
+
+
+def build_workspace(folder: Path, *, huge_bytes: int = 200_000) -> Path:
+    """Write the input files every case may name into ``folder`` (the case's working directory)."""
+    for name, data in FILES.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (folder / "profile.json").write_bytes(_profile_bytes())
+    (folder / "profile-bad.json").write_bytes(b'{"format": "litm-position-profile", "points": [[2, "x"]]}')
+    line = json.dumps({"text": "word " * 50}).encode() + b"\n"
+    (folder / "huge.jsonl").write_bytes(line * max(1, huge_bytes // len(line)))
+    return folder
+
+
+# -- the commands --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Command:
+    """One runnable command: its words after ``litm`` and its parameters."""
+
+    path: tuple[str, ...]
+    params: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.path) or "litm"
+
+
+#: Commands left out, with the reason: a server runs until it is stopped, so no case of it could end.
+EXCLUDED = {"serve": "runs until it is stopped"}
+
+
+def commands() -> list[Command]:
+    """Every command of the Typer app (a group that runs by itself, like ``litm probe``, counts too).
+
+    The commands in :data:`EXCLUDED` are left out.
+    """
+    out: list[Command] = []
+
+    def walk(cmd: Any, path: tuple[str, ...]) -> None:
+        subs = getattr(cmd, "commands", None)
+        if " ".join(path) in EXCLUDED:
+            return
+        if subs is None or getattr(cmd, "invoke_without_command", False):
+            out.append(Command(path, tuple(cmd.params)))
+        for name, sub in sorted((subs or {}).items()):
+            if not getattr(sub, "hidden", False):
+                walk(sub, (*path, name))
+
+    walk(typer.main.get_command(app), ())
+    return out
+
+
+COMMANDS = commands()
+
+
+# -- drawing a case ------------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """A command line and its stdin."""
+
+    argv: list[str]
+    stdin: bytes = b""
+    stdin_kind: str = "none"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"argv": self.argv, "stdin_b64": base64.b64encode(self.stdin).decode(), "stdin_kind": self.stdin_kind}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Case:
+        return cls(list(data["argv"]), base64.b64decode(data.get("stdin_b64", "")), data.get("stdin_kind", "?"))
+
+
+def _annotation(param: Any) -> Any:
+    ann = param.type_descriptor.annotation
+    args = typing.get_args(ann)
+    return args[0] if args and typing.get_origin(ann) in (list, tuple) else ann
+
+
+def _long(param: Any) -> str:
+    return max(param.opts, key=len)
+
+
+def _value(rng: random.Random, param: Any, *, is_out: bool) -> str:
+    name = _long(param)
+    if name in PINNED:
+        return rng.choice(PINNED[name])
+    ann = _annotation(param)
+    hints = HINTS.get(name) if param.param_type_name == "option" else ARG_HINTS.get(param.name)
+    if hints and rng.random() < 0.7:
+        return rng.choice(hints)
+    if isinstance(ann, type) and issubclass(ann, enum.Enum):
+        good = [str(m.value) for m in ann]
+        return rng.choice([*good, *good, "bogus", "", good[0].upper()])
+    if ann is bool:
+        return rng.choice(("true", "false", "maybe", ""))
+    if ann is int:
+        return rng.choice(SMALL_INTS if name in COST else INTS)
+    if ann is float:
+        return rng.choice(FLOATS)
+    if ann is Path:
+        if is_out:
+            return rng.choice(OUT_PATHS)
+        return rng.choice((*FILES, "profile.json", "profile-bad.json", "huge.jsonl", *PATHS, "docs-dir", "probe-run"))
+    return rng.choice(TEXTS)
+
+
+def _is_out(param: Any) -> bool:
+    return param.name in {"out", "plan_json"}
+
+
+def _option_words(rng: random.Random, param: Any) -> list[str]:
+    name = _long(param)
+    if name in NEVER:
+        return []
+    if getattr(param, "is_flag", False):
+        if param.secondary_opts:
+            if any(o in NEVER for o in param.opts):
+                return [rng.choice(param.secondary_opts)]
+            return [rng.choice([*param.opts, *param.secondary_opts])]
+        return [rng.choice(param.opts)]
+    count = rng.randint(1, 3) if param.multiple else 1
+    words: list[str] = []
+    for _ in range(count):
+        value = _value(rng, param, is_out=_is_out(param))
+        flag = rng.choice(param.opts)
+        # "--opt=value" and "-o value" are the same to click; both forms are drawn.
+        words += [f"{flag}={value}"] if flag.startswith("--") and rng.random() < 0.2 else [flag, value]
+    return words
+
+
+def draw_case(rng: random.Random, command: Command) -> Case:
+    """A random command line for ``command``: each parameter present or not, valid or not, and a stdin."""
+    options: list[list[str]] = []
+    positionals: list[str] = []
+    for param in command.params:
+        if param.param_type_name == "argument":
+            if param.required or rng.random() < 0.6:
+                n = rng.randint(0, 2) if param.nargs == -1 else 1
+                positionals += [_value(rng, param, is_out=False) for _ in range(n)]
+            continue
+        if _long(param) in NEVER and not getattr(param, "secondary_opts", ()):
+            continue
+        present = _long(param) in ALWAYS or (param.required and rng.random() < 0.95) or rng.random() < 0.35
+        if present:
+            options.append(_option_words(rng, param))
+    rng.shuffle(options)
+    words = [w for group in options for w in group]
+    roll = rng.random()
+    if roll < 0.04:
+        words.append("--no-such-option")
+    elif roll < 0.07 and words:
+        words.pop()  # an option left without its value
+    elif roll < 0.09:
+        positionals.append("extra")
+    if any(p.startswith("-") for p in positionals):
+        # click reads "-x" as an option: a positional that starts with "-" goes after "--".
+        argv = [*command.path, *words, "--", *positionals]
+    elif rng.random() < 0.5:
+        argv = [*command.path, *words, *positionals]
+    else:
+        argv = [*command.path, *positionals, *words]
+    kind = rng.choice(list(STDINS))
+    return Case(argv, STDINS[kind], kind)
+
+
+def draw_cases(command: Command, n: int, seed: int | str) -> list[Case]:
+    """``n`` cases for ``command``, the same for the same seed."""
+    rng = random.Random(f"{seed}:{command.name}")
+    return [draw_case(rng, command) for _ in range(n)]
+
+
+# -- running a case ------------------------------------------------------------------------------------------
+class HarnessLeak(BaseException):
+    """A case reached a real model backend or a non-loopback connection: a bug of this fuzzer, not of litm."""
+
+
+class CaseTimeout(BaseException):
+    """A case ran past its time limit."""
+
+
+@dataclass
+class Outcome:
+    """What a case did, and which rules of the contract it broke (``problems``; empty when it passed)."""
+
+    case: Case
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    error: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def signature(self) -> str:
+        """What identifies the failure: the problem kinds and the last line of the traceback or stderr."""
+        last = (self.error or self.stderr).strip().splitlines()[-1:] or [""]
+        kinds = sorted({p.split(":")[0] for p in self.problems})
+        return f"{self.case.argv[:2]} {kinds} {last[0][:160]}"
+
+    def report(self) -> str:
+        argv = [a if len(a) < 80 else f"{a[:40]}...({len(a)} chars)" for a in self.case.argv]
+        lines = [f"argv: {argv!r}", f"stdin: {self.case.stdin_kind}", f"exit: {self.exit_code}"]
+        lines += [f"problem: {p}" for p in self.problems]
+        lines += ["stderr:", self.stderr[-2000:]]
+        if self.error:
+            lines += ["traceback:", self.error[-4000:]]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.case.to_json(), "exit": self.exit_code, "problems": self.problems, "stderr": self.stderr,
+                "traceback": self.error}  # fmt: skip
+
+
+def _fake_factory(spec: ModelSpec, **options: Any) -> DeadZoneModel:
+    return DeadZoneModel(remote=spec.target == "remote", name=spec.target or "fake")
+
+
+def _tripwire(spec: ModelSpec, **options: Any) -> Any:
+    raise HarnessLeak(f"the fuzzer reached the real backend of {spec}")
+
+
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+#: A line of :class:`litm.util.progress.LineProgress` (stderr is no terminal here).
+_PROGRESS = re.compile(r"^[^:\n]+: \d+/\d+ \(\d+%\)")
+
+
+@contextmanager
+def sandbox() -> Iterator[None]:
+    """The scripted backend registered, the real backends and outside connections tripwired, for the block."""
+    real = [s for s in ("local", "openai", "openai-compatible", "anthropic") if s in backends()]
+    from litm.models import spec as spec_module
+
+    saved = {s: spec_module._BACKENDS.get(s) for s in real}
+    connect, bind = socket.socket.connect, socket.socket.bind
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        host = address[0] if isinstance(address, tuple) else address
+        if self.family != socket.AF_UNIX and host not in _LOOPBACK:
+            raise HarnessLeak(f"the fuzzer reached the network: {address!r}")
+        return connect(self, address)
+
+    def no_bind(self: socket.socket, address: Any) -> Any:
+        raise HarnessLeak(f"a command tried to listen on {address!r}: add it to EXCLUDED")
+
+    register_backend(FAKE_SCHEME, _fake_factory, replace=True)
+    for s in real:
+        register_backend(s, _tripwire, replace=True)
+    socket.socket.connect = guarded  # type: ignore[method-assign]
+    socket.socket.bind = no_bind  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        socket.socket.connect = connect  # type: ignore[method-assign]
+        socket.socket.bind = bind  # type: ignore[method-assign]
+        for s, factory in saved.items():
+            if factory is not None:
+                register_backend(s, factory, replace=True)
+        unregister_backend(FAKE_SCHEME)
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    out = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(folder))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _incomplete(path: Path) -> str | None:
+    """Why ``path`` looks like a partial file, or None."""
+    if path.name.startswith(".") and path.name.endswith(".tmp"):
+        return "an atomic writer's temporary file was left"
+    data = path.read_bytes()
+    if not data:
+        return "an empty file was left"
+    if path.suffix == ".json":
+        try:
+            json.loads(data)
+        except ValueError:
+            return "a JSON file that does not parse"
+    if path.suffix == ".jsonl" and not data.endswith(b"\n"):
+        return "a JSON Lines file with a torn last line"
+    return None
+
+
+def _alarm(seconds: float) -> Callable[[], None]:
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        return lambda: None
+
+    def expire(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"the case ran past {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def cancel() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+    return cancel
+
+
+def run_case(case: Case, workspace: Path, *, timeout_s: float = 60.0) -> Outcome:
+    """Run ``case`` through ``litm.cli.main`` with ``workspace`` as the working directory; check the contract.
+
+    Call it inside :func:`sandbox`. The workspace is changed by the run (it is where outputs go).
+    """
+    before = _snapshot(workspace)
+    runner = CliRunner()
+    code: int | None = None
+    error = ""
+    old_argv, old_cwd = sys.argv, os.getcwd()
+    home = workspace / ".home"
+    env = {"COLUMNS": "100", "NO_COLOR": "1", "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"), "LITM_CACHE_DIR": None,
+           "LITM_SERVE_CONFIG": None}  # fmt: skip
+    with runner.isolation(input=case.stdin, env=env) as (out, err, _):
+        sys.argv = ["litm", *case.argv]
+        os.chdir(workspace)
+        cancel = _alarm(timeout_s)
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except HarnessLeak:
+            raise
+        except BaseException:  # anything else escaping main() is what a user sees as a traceback
+            error = traceback.format_exc()
+        finally:
+            cancel()
+            os.chdir(old_cwd)
+            sys.argv = old_argv
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout = out.getvalue().decode("utf-8", "replace")
+        stderr = err.getvalue().decode("utf-8", "replace")
+    outcome = Outcome(case, code, stdout, stderr, error)
+    _check(outcome, workspace, before)
+    return outcome
+
+
+def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
+    problems = outcome.problems
+    if outcome.error:
+        last = outcome.error.strip().splitlines()[-1]
+        problems.append(f"traceback: {last[:300]}")
+    elif outcome.exit_code not in (0, 2):
+        problems.append(f"exit: status {outcome.exit_code}")
+    if outcome.exit_code == 2:
+        # Progress lines of a run that got under way before it failed may come first; the error is one line.
+        lines = [x for x in outcome.stderr.strip("\n").split("\n") if not _PROGRESS.match(x)]
+        if len(lines) != 1 or not lines[0].startswith("litm: error: "):
+            problems.append(f"stderr: {len(lines)} lines on failure, expected one 'litm: error:' line")
+    after = _snapshot(workspace)
+    for name in sorted(after):
+        if name in before and before[name] == after[name]:
+            continue
+        why = _incomplete(workspace / name)
+        if why:
+            problems.append(f"partial file: {name}: {why}")
+        elif name in before and outcome.exit_code != 0:
+            problems.append(f"partial file: {name}: changed by a failed run")
+
+
+def prepare(folder: Path, *, huge_bytes: int = 200_000) -> Path:
+    """A fresh workspace in ``folder`` (removed first when it exists)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return build_workspace(folder, huge_bytes=huge_bytes)
+
+
+def describe(outcomes: Sequence[Outcome]) -> str:
+    """One report of the failed outcomes, one block each, distinct failures first."""
+    bad = [o for o in outcomes if not o.ok]
+    seen: dict[str, Outcome] = {}
+    for o in bad:
+        seen.setdefault(o.signature(), o)
+    return f"{len(bad)} of {len(outcomes)} cases broke the contract ({len(seen)} distinct):\n\n" + "\n\n".join(
+        o.report() for o in seen.values()
+    )
