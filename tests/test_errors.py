@@ -75,3 +75,22 @@ def test_option_errors_are_value_errors_and_type_errors_where_the_type_is_wrong(
 
 def test_no_litm_error_shadows_a_builtin_name() -> None:
     assert not [c.__name__ for c in ERROR_CLASSES if hasattr(builtins, c.__name__)]
+
+
+def test_every_error_class_is_importable_from_litm() -> None:
+    # A caller catching SpendBudgetExceeded or PriceUnknownError writes `from litm import ...`, like any other.
+    import litm
+
+    missing = sorted(c.__name__ for c in ERROR_CLASSES if getattr(litm, c.__name__, None) is not c)
+    assert not missing, f"export these from src/litm/__init__.py (import and __all__): {', '.join(missing)}"
+    assert {c.__name__ for c in ERROR_CLASSES} <= set(litm.__all__)
+
+
+def test_redis_ledger_is_in_litm_spend_next_to_sqlite_ledger() -> None:
+    import litm.spend
+    from litm.spend.ledger.redis import RedisLedger
+
+    assert litm.spend.RedisLedger is RedisLedger and "RedisLedger" in litm.spend.__all__
+    assert "SQLiteLedger" in litm.spend.__all__
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchLedger'"):
+        litm.spend.NoSuchLedger  # noqa: B018
