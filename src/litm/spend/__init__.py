@@ -34,6 +34,15 @@ from litm.spend.reservation import Reservation
 
 SpendBudget = SpendCap  # the other name for it
 
+
+def __getattr__(name: str) -> object:
+    # RedisLedger needs the optional redis client: imported when asked for, so `import litm.spend` works without it.
+    if name == "RedisLedger":
+        from litm.spend.ledger.redis import RedisLedger
+
+        return RedisLedger
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "APPROX_MARGIN",
     "ChargedModel",
@@ -41,6 +50,7 @@ __all__ = [
     "Ledger",
     "ModelRates",
     "PriceTable",
+    "RedisLedger",
     "Reservation",
     "SQLiteLedger",
     "SpendBudget",
