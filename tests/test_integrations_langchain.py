@@ -222,3 +222,29 @@ def test_bad_input_raises_typed_errors() -> None:
         LitmPrompt().invoke({"context": "not documents", "question": "who?"})
     with pytest.raises(litm.InvalidDocumentError, match="item 1 is None"):
         LitmReorder().transform_documents([Document(page_content="a"), None])  # type: ignore[list-item]
+
+
+def test_the_langchain_extra_installs_what_the_readme_examples_import() -> None:
+    """Every distribution the README's LangChain examples import from is in `litm[langchain]`, pinned as in dev."""
+    import importlib.metadata
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## LangChain", 1)[1].split("\n## ", 1)[0]
+    modules = set(re.findall(r"^from (langchain\w*)[.\w]* import", section, re.MULTILINE))
+    assert {"langchain_classic", "langchain_core"} <= modules
+    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+
+    def names(requirements: list[str]) -> dict[str, str]:
+        return {re.split(r"[<>=!~\[ ;]", r, maxsplit=1)[0].lower(): r for r in requirements}
+
+    extra, dev = names(extras["langchain"]), names(extras["dev"])
+    owners = importlib.metadata.packages_distributions()
+    for module in modules:
+        for dist in owners[module]:
+            assert dist.lower() in extra, f"{module} comes from {dist}, which litm[langchain] does not install"
+            pinned = dev.get(dist.lower())
+            assert pinned is None or "==" not in pinned or extra[dist.lower()] == pinned, (dist, pinned)
