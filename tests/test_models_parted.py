@@ -60,6 +60,21 @@ def test_parts_join_in_order_verified_and_recorded(parts: tuple[list[str], bytes
     assert model.path(tmp_path / "cache") == path  # second use: the marker, no rebuild
 
 
+def test_assembling_shows_progress_on_stderr_once(
+    parts: tuple[list[str], bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The first call after install joins and hashes the file (about 10 s for Gemma): it says so while it works.
+    names, whole = parts
+    model = _parted(names, hashlib.sha256(whole).hexdigest(), len(whole))
+    model.path(tmp_path / "cache")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "first use of Synthetic model: joining its 3 parts" in err and "checking the SHA-256" in err
+    assert re.search(r"litm: assembling synthetic\.gguf \(MiB\): 3/3 \(100%\)", err), err
+    model.path(tmp_path / "cache")  # later loads: nothing to show
+    assert capsys.readouterr() == ("", "")
+
+
 def test_a_wrong_hash_is_refused_and_leaves_nothing(parts: tuple[list[str], bytes], tmp_path: Path) -> None:
     names, whole = parts
     wrong = hashlib.sha256(whole + b"!").hexdigest()

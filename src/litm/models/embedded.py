@@ -31,7 +31,9 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import math
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from pathlib import Path
 
 from litm.errors import ModelError, ModelNotFoundError
 from litm.util.files import atomic_write, atomic_writer, sha256_file
+from litm.util.progress import Progress, progress
 
 __all__ = [
     "DEFAULT_ALIAS",
@@ -141,20 +144,34 @@ class PartedFile:
         """Where the joined file lives: ``directory``, else ``<cache_dir>/models``."""
         return Path(directory if directory is not None else cache_dir() / "models") / self.file
 
-    def assemble(self, chunks: Sequence[Path], target: Path) -> None:
-        """Join ``chunks`` into ``target`` atomically, hashing while writing (one pass); refuse a wrong hash."""
-        total = sum(p.stat().st_size for p in chunks)
+    def assemble(self, chunks: Sequence[Path], target: Path, *, report: Progress | None = None) -> None:
+        """Join ``chunks`` into ``target`` atomically, hashing while writing (one pass); refuse a wrong hash.
+
+        Progress goes to stderr (a bar on a terminal, a line every second otherwise; ``report`` replaces it):
+        joining and hashing half a gigabyte takes seconds, and a first call that sat silent looked hung.
+        """
+        sizes = [p.stat().st_size for p in chunks]
+        total = sum(sizes)
         if self.size and total != self.size:
             raise ModelError(
                 f"the {self.label} parts hold {total:,} bytes, expected {self.size:,}; reinstall: {self.install}"
             )
+        if report is None:
+            print(
+                f"litm: first use of {self.label}: joining its {len(chunks)} parts ({total / 1e6:,.0f} MB) into "
+                f"{target} and checking the SHA-256 (once; later loads reuse the file)",
+                file=sys.stderr, flush=True,
+            )  # fmt: skip
+        bar = report if report is not None else progress("litm: assembling", interval=1.0)
         digest = hashlib.sha256()
-        with atomic_writer(target) as out:
+        with bar, atomic_writer(target) as out:
+            task = bar.add_task(f"{self.file} (MiB)", sum(math.ceil(n / _BLOCK) for n in sizes))
             for chunk in chunks:
                 with chunk.open("rb") as fh:
                     while block := fh.read(_BLOCK):
                         digest.update(block)
                         out.write(block)
+                        bar.advance(task)
             if digest.hexdigest() != self.sha256:
                 raise ModelError(
                     f"the {self.label} parts join to SHA-256 {digest.hexdigest()}, expected {self.sha256}; "
