@@ -39,7 +39,8 @@ def code_context_cmd(
     fmt: CodeFormatOpt = typer.Option(CodeFormatOpt.text, "--format", "-f",
                                       help="text or markdown (counted as printed), or json (counted as text)."),
     model: str = typer.Option("local", "--model", "-m", help="Model spec whose tokenizer counts (e.g. openai:gpt-4)."),
-    root: Path = typer.Option(Path("."), "--root", help="Repository root searched for callers."),
+    root: Path = typer.Option(Path("."), "--root",
+                              help="Repository root searched for callers (a target outside it: its own repository)."),
     resolution: ResolutionOpt = typer.Option(ResolutionOpt.auto, "--resolution",
                                              help="auto: exact for Python (jedi), by name elsewhere."),
     order: str = typer.Option(
@@ -74,5 +75,7 @@ def code_context_cmd(
         + (f", {len(ctx.unchecked)} call sites unchecked" if ctx.unchecked else ""),
         err=True,
     )
+    for note in ctx.notes:
+        typer.echo(f"note: {note}", err=True)
     for piece in ctx.dropped:
         typer.echo(f"dropped {piece.kind} {piece.source} {piece.qualname or ''}".rstrip(), err=True)

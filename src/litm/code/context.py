@@ -29,10 +29,15 @@ from litm.code.target import locate, parse_target
 from litm.code.treesitter import index_tree_sitter
 from litm.errors import CodeFileNotFoundError, InvalidOptionError, UnsupportedLanguageError
 
-__all__ = ["Resolution", "code_context", "gather", "make_workspace"]
+__all__ = ["REPOSITORY_MARKERS", "Resolution", "code_context", "gather", "make_workspace", "repository_root"]
 
 Resolution = Literal["auto", "exact", "name"]
 _MODULE = "<module>"
+#: Files or folders that mark a repository's (or a project's) root folder.
+REPOSITORY_MARKERS = (
+    ".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "Cargo.toml", "pom.xml",
+    "build.gradle",
+)  # fmt: skip
 
 
 def _index_any(path: Path, rel: str, language: str, text: str) -> FileIndex:
@@ -41,9 +46,48 @@ def _index_any(path: Path, rel: str, language: str, text: str) -> FileIndex:
     return index_tree_sitter(path, rel, language, text)
 
 
-def make_workspace(root: str | os.PathLike[str]) -> Workspace:
+def make_workspace(root: str | os.PathLike[str], *, only: list[Path] | None = None) -> Workspace:
     """A :class:`~litm.code.source.Workspace` that indexes Python with ``ast`` and the rest with tree-sitter."""
-    return Workspace(root, _index_any)
+    return Workspace(root, _index_any, only=only)
+
+
+def repository_root(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest folder above ``path`` that holds one of :data:`REPOSITORY_MARKERS`, or None.
+
+    >>> import tempfile, pathlib
+    >>> repo = pathlib.Path(tempfile.mkdtemp())
+    >>> (repo / "src" / "pkg").mkdir(parents=True)
+    >>> _ = (repo / "pyproject.toml").write_text("")
+    >>> repository_root(repo / "src" / "pkg" / "mod.py") == repo.resolve()
+    True
+    """
+    for folder in Path(path).resolve().parents:
+        if any((folder / marker).exists() for marker in REPOSITORY_MARKERS):
+            return folder
+    return None
+
+
+def _scope(root: str | os.PathLike[str], raw: str) -> tuple[Workspace, Path, str, tuple[str, ...]]:
+    """The workspace whose files are searched for callers, the target's file, where callers are searched, and
+    what to tell the user.
+
+    A target under ``root`` is searched for under ``root``. One outside it would find no caller (not even in
+    its own file) under ``root``: its repository root is searched instead, or, when there is none above it,
+    its own file only, and a note says so.
+    """
+    ws = make_workspace(root)
+    path = _target_path(ws, raw)
+    if path.is_relative_to(ws.root):
+        return ws, path, ws.root.as_posix(), ()
+    repo = repository_root(path)
+    if repo is not None:
+        note = f"{path} lies outside the root {ws.root}: callers were searched under its repository root {repo}"
+        return make_workspace(repo), path, repo.as_posix(), (note,)
+    note = (
+        f"{path} lies outside the root {ws.root} and no repository root ({', '.join(REPOSITORY_MARKERS[:3])}, ...) "
+        f"is above it: callers were searched in its own file only; give the folder to search as the root"
+    )
+    return make_workspace(path.parent, only=[path]), path, path.as_posix(), (note,)
 
 
 def _resolver(ws: Workspace, file: FileIndex, resolution: str, max_sites: int | None) -> Resolver:
@@ -216,6 +260,11 @@ def code_context(
     exceeds the budget raises :class:`~litm.errors.CodeTargetTooLargeError`. Exact resolution checks at most
     ``max_sites`` same-named call sites (nearest first; ``None``: all), listing the rest in ``unchecked``.
 
+    Callers are searched under ``root`` and always in the target's own file. For a target outside ``root``,
+    under its repository root (the nearest folder above it with a ``.git``, ``pyproject.toml`` or another of
+    :data:`REPOSITORY_MARKERS`), or in its own file only when there is none; ``ctx.searched`` names the folder
+    searched and ``ctx.notes`` says why it is not ``root``.
+
     Example:
         >>> import sysconfig, litm.tokens
         >>> ctx = code_context(sysconfig.get_paths()["stdlib"], "json/decoder.py::JSONDecoder.raw_decode",
@@ -229,9 +278,9 @@ def code_context(
                         ("max_sites", 0 if max_sites is None else max_sites)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidOptionError(f"{name} must be a non-negative integer, got {value!r}")
-    ws = make_workspace(root)
     spec = parse_target(target, line=line)
-    file = ws.index(_target_path(ws, spec.path))
+    ws, path, searched, notes = _scope(root, spec.path)
+    file = ws.index(path)
     definition = locate(file, spec)
     resolver = _resolver(ws, file, resolution, max_sites)
     gathered = gather(ws, file, definition, resolver, max_caller_lines=max_caller_lines, context_lines=context_lines)
@@ -246,5 +295,6 @@ def code_context(
         tokens=fitted.tokens, budget=budget, resolution=gathered.resolution, format=format, order=order,
         tokenizer=str(tokenizer) if tokenizer is not None else None,
         unresolved=tuple(gathered.unresolved), rejected=tuple(gathered.rejected),
-        unchecked=tuple(gathered.unchecked), prompt=fitted.prompt,
+        unchecked=tuple(gathered.unchecked), prompt=fitted.prompt, searched=searched,
+        notes=notes,
     )  # fmt: skip

@@ -76,11 +76,15 @@ def call_sites_named(ws: Workspace, names: set[str], family: str, target_file: F
                      target: Definition) -> list[Site]:  # fmt: skip
     """Every call under the root whose callee is one of ``names``, outside the target itself.
 
-    Files that do not parse (a Python 2 file in a test-data folder) are skipped: they cannot hold a caller
-    anyone could run with the target.
+    The target's own file is always searched, even when the walk of the root leaves it out (it lies in a
+    ``site-packages`` or hidden folder, or outside the root). Files that do not parse (a Python 2 file in a
+    test-data folder) are skipped: they cannot hold a caller anyone could run with the target.
     """
     out: list[Site] = []
-    for path in ws.files_with_word(names, family):
+    paths = list(ws.files_with_word(names, family))
+    if all(p.resolve() != target_file.path for p in paths):
+        paths.insert(0, target_file.path)
+    for path in paths:
         try:
             fi = ws.index(path)
         except (ValueError, LookupError):

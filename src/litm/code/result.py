@@ -59,7 +59,9 @@ class CodeContext:
     (or, with a prompt builder, of the whole ``prompt``), never above ``budget``. ``resolution`` is
     ``"exact"`` (Python through jedi) or ``"name"`` (name matching). ``unresolved`` and ``rejected`` list the
     same-named call sites an exact resolver did not count as callers (it could not tell / it resolved them
-    elsewhere), ``unchecked`` those past its limit, each as ``path:line name``.
+    elsewhere), ``unchecked`` those past its limit, each as ``path:line name``. ``searched`` is the folder (or,
+    for a target outside the root with no repository above it, the one file) searched for callers; ``notes``
+    say why that is not the root given.
     """
 
     target: CodePiece
@@ -75,6 +77,8 @@ class CodeContext:
     rejected: tuple[str, ...] = ()
     unchecked: tuple[str, ...] = ()
     prompt: Any = None
+    searched: str | None = None
+    notes: tuple[str, ...] = ()
 
     def docs(self) -> list[Doc]:
         """The kept pieces as litm documents, best-ranked first (the target first: ``pyramid`` puts it last)."""
@@ -104,4 +108,6 @@ class CodeContext:
             "unresolved": list(self.unresolved),
             "rejected": list(self.rejected),
             "unchecked": list(self.unchecked),
+            "searched": self.searched,
+            "notes": list(self.notes),
         }

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,15 +162,24 @@ class Workspace:
     """A repository root: its source files by language family, their texts and indexes, cached.
 
     ``indexer(path, rel, language, text)`` builds a :class:`FileIndex`; the workspace calls it at most once
-    per file. Paths outside the root (a callee in the standard library) are indexed on demand too.
+    per file. Paths outside the root (a callee in the standard library) are indexed on demand too. ``only``
+    limits the files searched (:meth:`files`) to those given, instead of every source file under the root.
     """
 
-    def __init__(self, root: str | os.PathLike[str], indexer: Indexer) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], indexer: Indexer, *, only: Sequence[str | os.PathLike[str]] | None = None
+    ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise CodeFileNotFoundError(f"root {str(root)!r} is not a directory")
         self._indexer = indexer
         self._files: dict[str, list[Path]] | None = None
+        if only is not None:
+            self._files = {}
+            for path in sorted(Path(p).resolve() for p in only):
+                lang = language_of(path)
+                if lang is not None:
+                    self._files.setdefault(family_of(lang), []).append(path)
         self._texts: dict[Path, str] = {}
         self._indexes: dict[Path, FileIndex] = {}
 
