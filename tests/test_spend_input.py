@@ -177,6 +177,20 @@ def test_cli_read_commands_never_create_a_ledger(
         assert not Path(path).exists(), args
 
 
+def test_cli_read_commands_leave_a_file_that_is_not_a_ledger_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes, empty, folder = tmp_path / "docs.jsonl", tmp_path / "empty.db", tmp_path / "folder"
+    notes.write_bytes(b'{"text": "a"}\n')
+    empty.write_bytes(b"")
+    folder.mkdir()
+    for path, says in ((notes, "not a spend ledger"), (empty, "not a litm spend ledger"), (folder, "directory")):
+        for args in (["status", str(path)], ["history", str(path)], ["check", str(path)]):
+            refused(run(monkeypatch, capsys, *args), says)
+    assert notes.read_bytes() == b'{"text": "a"}\n' and empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "empty.db", "folder"]  # no -wal, -shm
+
+
 def test_cli_huge_counts_and_bad_urls_are_one_line_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -123,9 +123,12 @@ class SQLiteLedger:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        if self.path.exists() and not self.path.is_file():
+            raise LedgerNotFoundError(f"spend ledger {str(self.path)!r} is a directory, not a ledger file")
+        if not create and not self.path.exists():
+            raise LedgerNotFoundError(f"spend ledger {str(self.path)!r} does not exist (nothing was created)")
         if not create:
-            if not self.path.is_file():
-                raise LedgerNotFoundError(f"spend ledger {str(self.path)!r} does not exist (nothing was created)")
+            # Checked before anything is written: the file may be empty, or some other database.
             found = self._tables()
             if not set(TABLES) <= found:
                 missing = ", ".join(sorted(set(TABLES) - found))

@@ -52,7 +52,7 @@ def ledger_error(message: str, exc: BaseException) -> LedgerUnavailableError:
     if isinstance(exc, UnicodeDecodeError) or (
         isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc) for word in _DAMAGED)
     ):
-        return CorruptLedgerError(f"{message}: the file is damaged; {REPAIR}")
+        return CorruptLedgerError(f"{message}: the file is damaged or not a spend ledger; if it is a ledger, {REPAIR}")
     return LedgerUnavailableError(message)
 
 
