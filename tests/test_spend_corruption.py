@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litm.errors import CorruptLedgerError, LitmError
+from litm.errors import CorruptLedgerError, LedgerUnavailableError, LitmError
 from litm.spend.ledger import SQLiteLedger
 from litm.spend.ledger.base import HoldRequest
 from spend_support import Clock
@@ -158,3 +158,29 @@ def test_the_documented_repair_works(golden: bytes, tmp_path: Path, monkeypatch:
     ledger.reserve(HoldRequest("after-repair", ("project:a",), 1_000, lease_s=60))
     assert ledger.settle("after-repair", 500).cost == 500 and ledger.verify() == []
     assert Path(f"{path}.damaged").read_bytes() == golden[: len(golden) // 2]
+
+
+RAW_RECORDS = [b"garbage", b"2\tnot\tenough", b"{not json", b'{"ch": 1}', b"\xff\xfe", b"2" + b"\tx" * 12]
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("raw", RAW_RECORDS)
+def test_a_damaged_redis_record_is_a_typed_error(redis_server: Any, redis_namespace: str, raw: bytes) -> None:
+    import redis
+
+    from litm.spend.ledger.redis import RedisLedger
+
+    ledger = RedisLedger(redis_server.url, namespace=redis_namespace)
+    try:
+        redis.Redis.from_url(redis_server.url).hset(ledger.keys[2], "k", raw)
+        for call in (lambda: ledger.get("k"), ledger.reservations):
+            with pytest.raises(CorruptLedgerError) as info:
+                call()
+            assert "'k'" in str(info.value) and "\n" not in str(info.value)
+        try:  # the settle script reads the record itself: refused as it can (a Lua error), or replayed
+            ledger.settle("k", 5)
+        except LedgerUnavailableError as exc:
+            assert "\n" not in str(exc)
+    finally:
+        ledger.drop()
+        ledger.close()

@@ -100,7 +100,16 @@ def _names(csv: str) -> tuple[str, ...]:
 
 
 def _record(key: str, raw: Any) -> ReservationRecord:
-    """A stored record (``redis_lua``'s tab-separated format, or the JSON of earlier development builds)."""
+    """A stored record (``redis_lua``'s tab-separated format, or the JSON of earlier development builds);
+    :class:`CorruptLedgerError` when it is neither."""
+    try:
+        return _decode_record(key, raw)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CorruptLedgerError(f"Redis ledger: reservation {key!r} has a record this litm cannot read "
+                                 f"({type(exc).__name__})") from None  # fmt: skip
+
+
+def _decode_record(key: str, raw: Any) -> ReservationRecord:
     text = _text(raw)
     if text.startswith("{"):
         rec = json.loads(text)
