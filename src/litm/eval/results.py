@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,30 +28,50 @@ __all__ = ["ResultsLog", "changed_settings", "check_run_settings", "read_rows"]
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Every complete row of a results file (a torn last line is ignored)."""
+    """Every complete row of a results file (a torn last line is ignored).
+
+    Anything else that is not a row (bytes that are not UTF-8, a line that is not a JSON object) is an
+    :class:`~litm.errors.EvalError` naming the file and the line: a results file is written only by litm, so
+    such a line means the file was damaged, and skipping it would report a different run than the one made.
+    """
     p = Path(path)
-    if not p.exists():
-        raise EvalError(f"results file not found: {p}")
-    return list(_iter_rows(p))
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise EvalError(f"results file not found: {p}") from None
+    except OSError as exc:
+        raise EvalError(f"cannot read results file {p}: {exc.strerror or exc}") from None
+    return _parse_rows(p, data)[0]
 
 
-def _iter_rows(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("r", encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.endswith("\n"):
-                return  # torn write from a killed run: not a row
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise EvalError(f"{path}:{i}: corrupt results row") from None
-            if isinstance(row, dict):
-                yield row
+def _parse_rows(path: Path, data: bytes) -> tuple[list[dict[str, Any]], int]:
+    """The rows of ``data`` and the length of its complete lines (what is left when a torn last line is cut)."""
+    complete = data.rfind(b"\n") + 1
+    rows: list[dict[str, Any]] = []
+    for i, line in enumerate(data[:complete].split(b"\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{i}: corrupt results row"
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise EvalError(f"{where} (not UTF-8 text)") from None
+        except RecursionError:
+            raise EvalError(f"{where} (nested too deeply)") from None
+        except ValueError as exc:
+            raise EvalError(f"{where} ({exc})") from None
+        if not isinstance(row, dict):
+            raise EvalError(f"{where} (a JSON {type(row).__name__}, not an object)")
+        rows.append(row)
+    return rows, complete
 
 
 class ResultsLog:
-    """The results JSONL of one run: read what is there, then append rows one at a time (thread-safe)."""
+    """The results JSONL of one run: read what is there, then append rows one at a time (thread-safe).
+
+    Opening a file whose last line is torn (a run killed while writing it) cuts that line off; any other
+    damage is an :class:`~litm.errors.EvalError` and leaves the file as it was.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -59,20 +79,26 @@ class ResultsLog:
         self._keys: set[str] = set()
         self.rows: list[dict[str, Any]] = []
         if self.path.exists():
-            self._repair()
-            for row in _iter_rows(self.path):
-                key = str(row.get("key"))
+            rows = self._read()
+            for i, row in enumerate(rows, start=1):
+                if "key" not in row:
+                    raise EvalError(f"{self.path}: row {i} has no 'key': not a results row")
+                key = str(row["key"])
                 if key not in self._keys:
                     self._keys.add(key)
                     self.rows.append(row)
 
-    def _repair(self) -> None:
-        """Cut a torn last line (no newline) so the next append starts on a line of its own."""
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
+    def _read(self) -> list[dict[str, Any]]:
+        """The rows; then a torn last line (no newline) is cut so the next append starts on a line of its own."""
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise EvalError(f"cannot read results file {self.path}: {exc.strerror or exc}") from None
+        rows, complete = _parse_rows(self.path, data)
+        if complete < len(data):
             with self.path.open("r+b") as fh:
-                fh.truncate(cut)
+                fh.truncate(complete)
+        return rows
 
     def keys(self) -> set[str]:
         return set(self._keys)
