@@ -136,3 +136,22 @@ def test_a_server_that_never_took_the_script_is_plainly_unavailable(private_redi
     assert len(errors) == 1 and type(errors[0]) is LedgerUnavailableError, errors
     assert waited < 2 * TIMEOUT_S + 1.0
     assert cap.ledger.get("F") is None
+
+
+def test_an_async_reserve_that_timed_out_names_its_key_too(private_redis: RedisServer) -> None:
+    import asyncio
+
+    cap, ledger = make_cap(private_redis)
+
+    async def scenario() -> str:
+        await cap.areserve(amount="0.01", key="async-warm-up")  # the loop's own connection, script loaded
+        with paused(private_redis), pytest.raises(ReserveUncertainError) as info:
+            await cap.areserve(amount="0.5", key="A")
+        return info.value.key
+
+    assert asyncio.run(scenario()) == "A"
+    settled_after_resume(ledger, "A")
+    released = cap.release("A")
+    assert released is None or released.refunded == 500_000  # booked or not: afterwards nothing is held of A
+    record = ledger.get("A")
+    assert record is None or record.state == "refunded"
