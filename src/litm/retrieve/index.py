@@ -453,7 +453,9 @@ def _describe(s: Settings) -> str:
 
 
 def _damage(exc: CorruptIndexError) -> str:
-    return exc.detail or str(exc)
+    """What is wrong, naming the file: ``chunks-....jsonl is 830 bytes, the manifest says 822 (truncated?)``."""
+    detail = exc.detail or str(exc)
+    return detail if exc.file is None or detail.startswith(exc.file) else f"{exc.file}: {detail}"
 
 
 def _rebuildable(root: Path, exc: CorruptIndexError) -> None:
@@ -477,8 +479,9 @@ def _rebuildable(root: Path, exc: CorruptIndexError) -> None:
 
 def _open_for_update(
     root: Path, settings: Settings, tokenizer: Tokenizer | None, embedder: Embedder | None, progress: Progress | None
-) -> tuple[Index, list[str]]:
-    """Open the index at ``root`` checking every file in full, and repair what is damaged.
+) -> tuple[Index, list[str], int]:
+    """Open the index at ``root`` checking every file in full, and repair what is damaged; returns the index,
+    what was repaired, and how many chunks the repair embedded.
 
     A damaged manifest: the index is started again (every file of the folder is read and embedded by the
     sync that follows). Damaged chunks: the same, keeping the settings; texts added from Python had their
@@ -490,8 +493,8 @@ def _open_for_update(
     except CorruptIndexError as exc:
         _rebuildable(root, exc)
         write_snapshot(root, settings, {}, [], _no_vectors(settings))
-        repairs.append(f"{MANIFEST} was damaged ({_damage(exc)}): the index is built again from the folder")
-        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs
+        repairs.append(f"{_damage(exc)}: the index is built again from the folder")
+        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs, 0
     if manifest.settings != settings:
         raise IndexMismatchError(
             f"index {root} was built with {_describe(manifest.settings)}, not {_describe(settings)}; "
@@ -502,20 +505,21 @@ def _open_for_update(
     except CorruptIndexError as exc:
         lost = [key for key, entry in manifest.entries.items() if entry.kind != "file"]
         write_snapshot(root, settings, {}, [], _no_vectors(settings))
-        note = f"{exc.file} was damaged ({_damage(exc)}): every file is read and embedded again"
+        note = f"{_damage(exc)}: every file is read and embedded again"
         if lost:
             shown = ", ".join(map(repr, lost[:3])) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
             note += f"; {len(lost)} texts added from Python were lost with it ({shown}): add them again"
         repairs.append(note)
-        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs
+        return Index.open(root, tokenizer=tokenizer, embedder=embedder), repairs, 0
     index = Index(root, manifest, chunks, tokenizer=tokenizer, embedder=embedder)
+    embedded = 0
     try:
         check_vectors_file(root, manifest)
         index.verify()
     except CorruptIndexError as exc:
         embedded = index._embed_again(progress)
-        repairs.append(f"{exc.file} was damaged ({_damage(exc)}): {embedded} chunks embedded again")
-    return index, repairs
+        repairs.append(f"{_damage(exc)}: every chunk is embedded again ({embedded})")
+    return index, repairs, embedded
 
 
 def _discard(root: Path, made_folder: bool) -> None:
@@ -550,9 +554,9 @@ def build_index(
     root = Path(out)
     if (root / MANIFEST).is_file():
         settings = _settings(max_tokens, overlap, tokenizer, dense, embedder)
-        index, repairs = _open_for_update(root, settings, tokenizer, embedder, progress)
+        index, repairs, embedded = _open_for_update(root, settings, tokenizer, embedder, progress)
         report = index.sync(folder, rehash=rehash, progress=progress)
-        return index, replace(report, repairs=tuple(repairs))
+        return index, replace(report, repairs=tuple(repairs), embedded=report.embedded + embedded)
     made_folder = not root.exists()
     index = Index.create(
         out, max_tokens=max_tokens, overlap=overlap, tokenizer=tokenizer, dense=dense, embedder=embedder
