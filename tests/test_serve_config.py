@@ -122,7 +122,7 @@ def test_litm_serve_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "litm: error: unknown option server.prot (expected one of: access_log, "
+        "litm: error: unknown option server.prot (expected one of: access_log, admin_key_env, "
         "graceful_timeout_s, host, log_level, max_body_bytes, port, workers)"
     ]
     assert issubclass(GatewayConfigError, LitmError)

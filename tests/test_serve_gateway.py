@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from litm.spend.prices import default_table
 from serve_support import INPUT, GatewayProcess, StandIn, ThreadedServer
 
 OPENAI_SECRET = "sk-upstream-openai-0f3c9a7e51d2b8"
+ADMIN_KEY = "admin-7d0c2e9b41a5f3e6"
 ANTHROPIC_SECRET = "sk-ant-upstream-77e1a0c4d9f2b3"
 
 
@@ -45,10 +47,16 @@ class Env:
         return anthropic.Anthropic(base_url=self.url, api_key=self.keys[key], max_retries=0)
 
     def status(self, scope: str) -> tuple[int, int, int]:
+        """(limit, settled, held) of ``scope`` once nothing is held: a stream's hold is settled just after its
+        last event went out, so a client that read it all may look a moment before the settle."""
+        deadline = time.monotonic() + 10
         led = open_ledger(self.ledger)
         try:
-            row = next(c for c in led.status([scope]))
-            return row.limit, row.settled, row.held
+            while True:
+                row = next(c for c in led.status([scope]))
+                if row.held == 0 or time.monotonic() > deadline:
+                    return row.limit, row.settled, row.held
+                time.sleep(0.02)
         finally:
             led.close()
 
@@ -57,6 +65,7 @@ CONFIG = """
 [server]
 workers = 2
 max_body_bytes = 200000
+admin_key_env = "TEST_ADMIN_KEY"
 
 [ledger]
 url = "spend.db"
@@ -109,7 +118,7 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         config = tmp / "gateway.toml"
         config.write_text(CONFIG.format(upstream=upstream.url), encoding="utf-8")
         env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET,
-               "LITM_SERVE__SERVER__PORT": str(port)}  # fmt: skip
+               "TEST_ADMIN_KEY": ADMIN_KEY, "LITM_SERVE__SERVER__PORT": str(port)}  # fmt: skip
         cfg = load_config(config, env=env)
         ledger = open_ledger(cfg.ledger.url)
         ledger.set_limit("org:test", "total", 100_000_000)
@@ -325,14 +334,37 @@ def test_fifty_concurrent_requests_on_a_cap_for_five(gw: Env) -> None:
     assert (limit, settled, held) == (50_000, 50_000, 0)
 
 
+def test_metrics_behind_the_admin_key_summed_over_workers(gw: Env) -> None:
+    assert httpx.get(gw.url + "/metrics").status_code == 401
+    as_client = {"authorization": f"Bearer {gw.keys['main']}"}
+    assert httpx.get(gw.url + "/metrics", headers=as_client).status_code == 401
+    # Many requests, so that both workers answered some; the exposition sums every worker's values.
+    no_limit = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x"}]}
+    for _ in range(6):
+        httpx.post(
+            gw.url + "/v1/chat/completions", json=no_limit, headers={"authorization": f"Bearer {gw.keys['broke']}"}
+        )
+    text = httpx.get(gw.url + "/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"}).text
+    lines = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+             if line and not line.startswith("#")}  # fmt: skip
+    assert lines['litm_gateway_refusals_total{reason="max_tokens_required"}'] >= 6
+    assert lines['litm_gateway_requests_total{route="/v1/chat/completions",status="400"}'] >= 6
+    if len(gw.standin.seen) > 5:  # the rest of the module ran first: its calls are counted too
+        assert lines['litm_gateway_refusals_total{reason="budget_exceeded"}'] >= 2
+        assert lines['litm_gateway_settled_micros_total{model="gpt-4o-mini"}'] > 0
+        assert lines['litm_gateway_ledger_seconds_count{op="reserve"}'] >= 5
+        assert lines['litm_gateway_upstream_seconds_count{upstream="oai"}'] >= 5
+
+
 def test_zz_no_key_or_secret_in_any_log_line(gw: Env) -> None:
     # Runs last in this module (after every other test has produced its access lines).
     text = gw.log.read_text(encoding="utf-8")
     access = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert len(access) >= 20 and all("request_id" in a for a in access if a["msg"] == "request")
-    for secret in (OPENAI_SECRET, ANTHROPIC_SECRET, *gw.keys.values()):
+    for secret in (OPENAI_SECRET, ANTHROPIC_SECRET, ADMIN_KEY):
         assert secret not in text
-        assert secret[len("sk-litm-") + 13 :] not in text  # not even the secret part of a key
+    for key in gw.keys.values():
+        assert key[len("sk-litm-") + 13 :] not in text  # not even the secret part of a virtual key
     assert "hello" not in text and "word word" not in text  # no prompt text by default
 
 
@@ -341,7 +373,7 @@ def test_sigterm_lets_a_stream_in_flight_finish_and_settle(gw: Env, tmp_path: Pa
     import signal
 
     port = free_port()
-    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET,
+    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET, "TEST_ADMIN_KEY": ADMIN_KEY,
            "LITM_SERVE__SERVER__PORT": str(port), "LITM_SERVE__SERVER__WORKERS": "1"}  # fmt: skip
     scope = gw_key_scope(gw, "main")
     before = gw.status(scope)

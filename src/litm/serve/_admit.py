@@ -21,6 +21,7 @@ A streamed OpenAI chat request is sent with ``stream_options.include_usage`` (by
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,7 @@ class Admitted:
     step: SpendStep
     call: Call
     pass_usage_chunk: bool
+    reserve_s: float = 0.0
 
     @property
     def body(self) -> Mapping[str, Any]:
@@ -169,8 +171,9 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     step = SpendStep(rt.cap, provider=upstream.provider or None, key=lambda _call: f"gw-{request_id}",
                      scopes=key.chain)  # fmt: skip
     call = Call(api, "", body, stream=stream, count=count, upper=count.upper)
+    started = time.perf_counter()
     try:
         call = await step.abefore(call)
     except LitmError as exc:
         raise _refusal(exc) from None
-    return Admitted(request_id, api, key, route, upstream, count, step, call, asked)
+    return Admitted(request_id, api, key, route, upstream, count, step, call, asked, time.perf_counter() - started)

@@ -3,7 +3,8 @@
 Routes: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models`` (OpenAI);
 ``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic; ``GET /v1/models`` answers in
 Anthropic's shape when the request carries ``anthropic-version``); ``GET /healthz`` (the process runs),
-``GET /readyz`` (the ledger answers). Everything but the two health routes needs a virtual key.
+``GET /readyz`` (the ledger answers), ``GET /metrics`` (Prometheus, behind the admin key). Everything but
+the two health routes needs a key.
 
 After :func:`~litm.serve._admit.admit` let a request through, it is sent to the configured upstream only,
 with only the allow-listed headers and the upstream's own secret. The hold is then booked by
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import os
 import time
@@ -34,9 +36,10 @@ from litm._version import __version__
 from litm.budget.guard.metering import StreamUsage
 from litm.errors import LedgerUnavailableError, LitmError
 from litm.serve._admit import Admitted, admit, authenticate
-from litm.serve._config import GatewayConfig, Upstream, load_config
+from litm.serve._config import CONFIG_ENV, GatewayConfig, Upstream, load_config
 from litm.serve._keys import VirtualKey
 from litm.serve._log import access, setup_logging
+from litm.serve._metrics import Metrics, content_type
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
 from litm.serve._stream import relay
@@ -44,8 +47,6 @@ from litm.spend import Reservation
 
 __all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
 
-#: The variable that tells each worker process which file to read (``litm serve`` sets it).
-CONFIG_ENV = "LITM_SERVE_CONFIG"
 #: Client headers that may go upstream; everything else (cookies, the client's keys, SDK telemetry) stays.
 FORWARDED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 #: The upstream path of each request shape, appended to the upstream's ``base_url``.
@@ -65,8 +66,14 @@ def _rt(request: Request) -> Runtime:
     return rt
 
 
+def _metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
 def _refused(family: Family, refusal: Refusal, request_id: str, request: Request, started: float,
              key: VirtualKey | None = None, model: str | None = None) -> JSONResponse:  # fmt: skip
+    _metrics(request).refused(request.url.path, refusal.status, refusal.code)
     access(request_id=request_id, method=request.method, path=request.url.path, status=refusal.status,
            refusal=refusal.code, key_id=key.id if key else None, model=model,
            ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
@@ -133,8 +140,12 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         headers=_upstream_headers(request, upstream, rt.secrets[upstream.name], adm.request_id, adm.stream),
     )  # fmt: skip
     adm.call.attempts.sent = 1
+    metrics = _metrics(request)
+    metrics.admitted(adm.route.name, adm.count.upper, adm.reservation.amount, adm.reserve_s)
+    sent = time.perf_counter()
     try:
         resp = await client.send(req, stream=True)
+        metrics.upstream.labels(upstream.name).observe(time.perf_counter() - sent)
     except httpx.HTTPError as exc:
         await adm.step.afailed(adm.call, exc)
         timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
@@ -158,7 +169,10 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         await resp.aclose()
         await adm.step.afailed(adm.call, exc)
         raise Refusal(502, "upstream_unreadable", f"upstream {upstream.name!r} sent an unreadable answer") from None
+    settling = time.perf_counter()
     await adm.step.aafter(adm.call, parsed)
+    settlement = adm.reservation.settlement
+    metrics.booked(adm.route.name, settlement.cost if settlement else 0, time.perf_counter() - settling)
     headers = _spend_headers(adm.request_id, adm.reservation, await _remaining(rt, adm.key.chain))
     _log_call(request, adm, resp.status_code, "ok")
     return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
@@ -168,9 +182,13 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
     r = adm.reservation
     started = request.state.started
 
+    metrics = _metrics(request)
+
     async def settle(usage: Any) -> None:
+        settling = time.perf_counter()
         try:
             await r.asettle(usage)
+            metrics.booked(adm.route.name, r.settlement.cost if r.settlement else 0, time.perf_counter() - settling)
         except LitmError as exc:  # no readable usage, or a ledger that cannot write it: the lease charges it
             with contextlib.suppress(LitmError):
                 await r.acharge_in_full(f"stream usage could not be settled ({type(exc).__name__})")
@@ -178,6 +196,7 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
     async def charge(why: str) -> None:
         with contextlib.suppress(LedgerUnavailableError):
             await r.acharge_in_full(why)
+            metrics.booked(adm.route.name, r.amount, 0.0)
 
     def done(outcome: str) -> None:
         request.state.started = started
@@ -191,6 +210,7 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
 
 def _log_call(request: Request, adm: Admitted, status: int, outcome: str) -> None:
     r = adm.reservation
+    _metrics(request).answered(request.url.path, status)
     access(request_id=adm.request_id, method=request.method, path=request.url.path, status=status, outcome=outcome,
            key_id=adm.key.id, model=adm.route.name, upstream=adm.upstream.name, stream=adm.stream,
            input_tokens=adm.count.upper, held_micros=r.amount,
@@ -272,6 +292,19 @@ async def list_models(request: Request) -> Response:
     return JSONResponse(models_body(family, names), headers={"x-request-id": request_id})
 
 
+async def metrics(request: Request) -> Response:
+    """Prometheus metrics, for the admin key only (they show every key's spend)."""
+    rt = _rt(request)
+    if not rt.admin_key:
+        return JSONResponse(error_body("openai", Refusal(404, "metrics_disabled", "set server.admin_key_env to "
+                                                         "serve /metrics")), status_code=404)  # fmt: skip
+    auth = request.headers.get("authorization", "")
+    if not hmac.compare_digest(auth.encode(), f"Bearer {rt.admin_key}".encode()):
+        return JSONResponse(error_body("openai", Refusal(401, "invalid_admin_key", "/metrics needs the admin key")),
+                            status_code=401)  # fmt: skip
+    return Response(_metrics(request).render(), media_type=content_type())
+
+
 async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
@@ -296,6 +329,7 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         timeout = max((u.timeout_s for u in config.upstreams.values()), default=600.0)
         connect = max((u.connect_timeout_s for u in config.upstreams.values()), default=10.0)
         app.state.runtime = rt
+        app.state.metrics = Metrics()
         # One pool per worker for every upstream: connections are kept alive between requests.
         app.state.client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=connect),
@@ -315,6 +349,7 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
     ]

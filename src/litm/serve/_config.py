@@ -31,6 +31,7 @@ from typing import Any, Literal, get_args
 from litm.errors import GatewayConfigError
 
 __all__ = [
+    "CONFIG_ENV",
     "ENV_PREFIX",
     "GatewayConfig",
     "KeyOptions",
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 ENV_PREFIX = "LITM_SERVE__"
+#: The variable naming the file each worker process reads (``litm serve`` sets it).
+CONFIG_ENV = "LITM_SERVE_CONFIG"
 UpstreamKind = Literal["openai", "anthropic", "openai-compatible"]
 KINDS: tuple[str, ...] = get_args(UpstreamKind)
 #: The price table's provider for each kind of upstream (an OpenAI-compatible server has none: price it).
@@ -52,7 +55,8 @@ _PRICE_PROVIDER = {"openai": "openai", "anthropic": "anthropic", "openai-compati
 
 @dataclass(frozen=True)
 class ServerOptions:
-    """``[server]``: where the gateway listens and how it treats requests."""
+    """``[server]``: where the gateway listens and how it treats requests. ``admin_key_env`` names the
+    variable holding the admin key (``/metrics``); without it those routes are off."""
 
     host: str = "127.0.0.1"
     port: int = 8080
@@ -61,6 +65,16 @@ class ServerOptions:
     log_level: str = "info"
     access_log: bool = True
     graceful_timeout_s: float = 30.0
+    admin_key_env: str = ""
+
+    def admin_key(self) -> str:
+        """The admin key (``/metrics``), from the variable ``admin_key_env``; '' when none is configured."""
+        if not self.admin_key_env:
+            return ""
+        value = os.environ.get(self.admin_key_env, "")
+        if len(value) < 16:
+            raise GatewayConfigError(f"server.admin_key_env: {self.admin_key_env} must hold a key of 16+ characters")
+        return value
 
 
 @dataclass(frozen=True)

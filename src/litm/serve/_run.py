@@ -10,10 +10,12 @@ which settle as they end.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from litm.errors import MissingDependencyError
-from litm.serve._config import ENV_PREFIX, load_config
+from litm.serve._config import CONFIG_ENV, ENV_PREFIX, load_config
 from litm.serve._runtime import build_runtime
 
 __all__ = ["serve"]
@@ -31,11 +33,18 @@ def serve(config_path: str | Path | None, *, host: str | None = None, port: int 
             os.environ[f"{ENV_PREFIX}SERVER__{name}"] = str(value)
     config = load_config(config_path)
     build_runtime(config).close()
-    from litm.serve._app import CONFIG_ENV
-
     if config.path is not None:
         os.environ[CONFIG_ENV] = str(config.path)
+    made = ""
+    if config.server.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Each worker writes its metric values here and /metrics sums them; set before any worker imports
+        # prometheus_client, which reads it at import. A fresh folder: old values must not be summed.
+        made = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="litm-serve-metrics-")
     s = config.server
-    uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port, workers=s.workers,
-                log_level=s.log_level, access_log=False, timeout_graceful_shutdown=int(s.graceful_timeout_s),
-                server_header=False)  # fmt: skip
+    try:
+        uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port,
+                    workers=s.workers, log_level=s.log_level, access_log=False,
+                    timeout_graceful_shutdown=int(s.graceful_timeout_s), server_header=False)  # fmt: skip
+    finally:
+        if made:
+            shutil.rmtree(made, ignore_errors=True)

@@ -28,6 +28,7 @@ class Runtime:
     keys: KeyStore
     tokenizers: dict[str, Tokenizer]
     secrets: dict[str, str]
+    admin_key: str = ""
 
     def __repr__(self) -> str:  # the default would print the provider secrets
         return f"Runtime(models={sorted(self.tokenizers)}, ledger={self.config.ledger.url!r})"
@@ -68,7 +69,8 @@ def build_runtime(config: GatewayConfig) -> Runtime:
                 raise GatewayConfigError(f"{where}: no price ({exc}); set {where}.price") from None
         tokenizers = {name: tokenizer_for(config, route) for name, route in config.models.items()}
         secrets = {name: up.api_key() for name, up in config.upstreams.items()}
+        admin = config.server.admin_key()
     except BaseException:
         cap.close()
         raise
-    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets)
+    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets, admin)
