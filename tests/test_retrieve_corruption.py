@@ -302,3 +302,15 @@ def test_a_written_manifest_reads_back_the_same(entries: dict[str, Entry], max_t
         write_snapshot(Path(tmp), s, entries, [], np.zeros((0, 8), np.float32) if dense else None)
         manifest = read_manifest(tmp)
         assert manifest.settings == s and dict(manifest.entries) == entries
+
+
+def test_data_files_left_by_a_deleted_manifest_do_not_block_a_new_build(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "docs")
+    out = tmp_path / "index"
+    build_index(corpus, out, embedder=EMBEDDER)
+    (out / MANIFEST).unlink()  # what the advice for an unrecognisable manifest leads to
+    stale = {p.name for p in out.iterdir()}
+    index, report = build_index(corpus, out, embedder=EMBEDDER)
+    assert len(report.added) == len(FILES) and not report.repairs
+    assert {p.name for p in out.iterdir()} == {MANIFEST, *stale}  # the same content, the same file names
+    assert snapshot(Index.open(out)) == snapshot(index)
