@@ -23,9 +23,11 @@ entry-point group ``litm.backends`` (``scheme = "package.module:factory"``), loa
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from litm.errors import UnknownModelSpecError, UnsupportedTypeError
 from litm.models.anthropic_backend import AnthropicModel
@@ -98,11 +100,34 @@ def _looks_like_path(target: str) -> bool:
     return "/" in target or "\\" in target or target.startswith(("~", ".")) or target.lower().endswith(".gguf")
 
 
+def _check_url(text: str, url: str) -> None:
+    """Refuse a server URL whose port or host cannot be read (``:99999``, ``:abc``, ``[::1``)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it is the check: urllib raises for a port it cannot parse
+    except ValueError as exc:
+        raise UnknownModelSpecError(f"{text!r}: the server URL {url!r} is malformed ({exc})") from None
+    if not parts.hostname:
+        raise UnknownModelSpecError(f"{text!r}: the server URL {url!r} names no host")
+
+
 def parse_spec(spec: str) -> ModelSpec:
-    """Parse a spec string; raises :class:`~litm.errors.UnknownModelSpecError` naming the accepted forms."""
+    """Parse a spec string; raises :class:`~litm.errors.UnknownModelSpecError` naming the accepted forms.
+
+    Control characters (a newline, a NUL) and text that is not valid Unicode are refused, not carried into
+    a request or a file name; so is a server URL whose port or host cannot be read.
+
+    >>> parse_spec("openai-compatible:http://127.0.0.1:99999/v1@m")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    litm.errors.UnknownModelSpecError: ...: the server URL ... is malformed (Port out of range 0-65535)
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownModelSpecError(f"empty model spec; expected one of: {SPEC_FORMS}")
     text = spec.strip()
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs")), None)
+    if bad is not None:
+        raise UnknownModelSpecError(f"model spec {text!a} holds the control or unpaired character {bad!a}")
     scheme, sep, target = text.partition(":")
     scheme = scheme.lower()
     if not sep and scheme != "local":
@@ -127,6 +152,7 @@ def parse_spec(spec: str) -> ModelSpec:
             raise UnknownModelSpecError(
                 f"{text!r}: expected openai-compatible:http://HOST:PORT/v1@MODEL (URL, '@', model name)"
             )
+        _check_url(text, url)
         return ModelSpec(scheme, model.strip(), url.rstrip("/"))
     if not target:
         raise UnknownModelSpecError(f"{text!r} names no model; expected {scheme}:MODEL")
