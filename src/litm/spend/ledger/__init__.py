@@ -25,6 +25,7 @@ from litm.spend.ledger.redis_url import REDIS_SCHEMES
 from litm.spend.ledger.sqlite import SQLiteLedger
 
 __all__ = [
+    "REDIS_SCHEMES",
     "AsyncLedger",
     "CounterStatus",
     "Event",
