@@ -113,6 +113,19 @@ def test_start_up_refuses_an_unpriced_model_a_missing_secret_and_a_bad_tokenizer
         rt.close()
 
 
+def test_sqlite_durability_is_configurable_and_checked(tmp_path: Path) -> None:
+    raw = {"ledger": {"url": str(tmp_path / "s.db"), "synchronous": "NORMAL"}, "keys": {"store": str(tmp_path / "k")}}
+    rt = build_runtime(config_from_mapping(raw, env={}))
+    try:
+        conn = rt.cap.ledger._conn()  # type: ignore[attr-defined]
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    finally:
+        rt.close()
+    with pytest.raises(GatewayConfigError, match="synchronous must be one of"):
+        build_runtime(config_from_mapping({**raw, "ledger": {"url": str(tmp_path / "s.db"), "synchronous": "OFF"}},
+                                          env={}))  # fmt: skip
+
+
 def test_litm_serve_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
     import subprocess
     import sys

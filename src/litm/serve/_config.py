@@ -79,11 +79,16 @@ class ServerOptions:
 
 @dataclass(frozen=True)
 class LedgerOptions:
-    """``[ledger]``: the spend ledger (an SQLite file, or a ``redis://`` URL shared by several gateways)."""
+    """``[ledger]``: the spend ledger (an SQLite file, or a ``redis://`` URL shared by several gateways).
+
+    ``synchronous`` (SQLite only): ``FULL`` makes a committed reserve survive power loss (an fsync per
+    operation); ``NORMAL`` survives a crash of the process, not of the host, and costs no fsync.
+    """
 
     url: str = "spend.db"
     namespace: str = "default"
     lease_s: float = 900.0
+    synchronous: str = "FULL"
 
 
 @dataclass(frozen=True)
@@ -279,7 +284,7 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
     server: ServerOptions = _build(ServerOptions, "server", doc.get("server", {}))
     ledger: LedgerOptions = _build(LedgerOptions, "ledger", doc.get("ledger", {}))
     keys: KeyOptions = _build(KeyOptions, "keys", doc.get("keys", {}))
-    ledger = LedgerOptions(_resolve(base, ledger.url), ledger.namespace, ledger.lease_s)
+    ledger = LedgerOptions(_resolve(base, ledger.url), ledger.namespace, ledger.lease_s, ledger.synchronous)
     keys = KeyOptions(_resolve(base, keys.store))
     if not 1 <= server.port <= 65535 or server.workers < 1 or server.max_body_bytes < 1:
         raise GatewayConfigError("server: port must be 1-65535, workers >= 1, max_body_bytes >= 1")

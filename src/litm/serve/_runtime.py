@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from litm.errors import GatewayConfigError, LitmError
+from litm.errors import GatewayConfigError, LitmError, SpendRequestError
 from litm.models.tokenizers import EstimateTokenizer, Tokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
 from litm.serve._keys import KeyStore
-from litm.spend import SpendCap, open_ledger
+from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
 from litm.tokens import get_tokenizer
 
-__all__ = ["Runtime", "build_runtime", "tokenizer_for"]
+__all__ = ["Runtime", "build_runtime", "open_ledger_of", "tokenizer_for"]
 
 
 @dataclass
@@ -55,10 +55,20 @@ def tokenizer_for(config: GatewayConfig, route: ModelRoute) -> Tokenizer:
         raise GatewayConfigError(f"models.{route.name}: cannot load tokenizer {spec!r} ({exc})") from None
 
 
+def open_ledger_of(config: GatewayConfig) -> Ledger:
+    """The configured ledger: Redis by URL, or the SQLite file with its ``synchronous`` setting."""
+    options = config.ledger
+    if "://" in options.url:  # a redis:// (rediss://, unix://) URL: open_ledger picks the store
+        return open_ledger(options.url, namespace=options.namespace)
+    try:
+        return SQLiteLedger(options.url, synchronous=options.synchronous)
+    except SpendRequestError as exc:
+        raise GatewayConfigError(f"ledger: {exc}") from None
+
+
 def build_runtime(config: GatewayConfig) -> Runtime:
     """Open the ledger and the key store, load every tokenizer, check every price and read the secrets."""
-    cap = SpendCap(open_ledger(config.ledger.url, namespace=config.ledger.namespace),
-                   prices=config.prices() or None, lease_s=config.ledger.lease_s)  # fmt: skip
+    cap = SpendCap(open_ledger_of(config), prices=config.prices() or None, lease_s=config.ledger.lease_s)
     try:
         for route in config.models.values():
             provider = config.upstreams[route.upstream].provider or None
