@@ -185,13 +185,13 @@ def read_manifest(folder: str | Path) -> Manifest:
     try:
         raw = json.loads(path.read_bytes())
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError; deep nesting recurses
-        raise _corrupt(root, f"{MANIFEST} is not valid JSON ({type(exc).__name__})") from exc
+        raise _corrupt(root, f"{MANIFEST} is not valid JSON ({exc})") from exc
     if isinstance(raw, dict) and _CHECKSUM in raw:
         # First, so that damage anywhere (the version included) is reported as damage.
         try:
             expected = manifest_checksum(raw)
-        except ValueError as exc:  # NaN or Infinity: never written by litm
-            raise _corrupt(root, f"{MANIFEST} holds a number JSON does not allow") from exc
+        except (ValueError, RecursionError) as exc:  # NaN or Infinity, or very deep nesting: never written by litm
+            raise _corrupt(root, f"{MANIFEST} holds a value litm never writes ({type(exc).__name__})") from exc
         if raw[_CHECKSUM] != expected:
             raise _corrupt(root, f"{MANIFEST} does not match its own checksum (edited or damaged)")
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
