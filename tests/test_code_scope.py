@@ -102,3 +102,16 @@ def test_the_command_line_names_where_callers_were_searched(tmp_path: Path) -> N
     assert SAME_FILE_CALLER in {p["qualname"] for p in data["pieces"] if p["kind"] == "caller"}
     assert data["searched"] == target.resolve().as_posix() and data["notes"]
     assert proc.stderr.splitlines()[1].startswith(f"note: {target.resolve()} lies outside the root ")
+
+
+@pytest.mark.parametrize("resolution", ["exact", "name"])
+def test_files_that_name_the_target_but_do_not_parse_are_reported(
+    tmp_path: Path, gpt4: Tokenizer, resolution: str
+) -> None:
+    place_decoder(tmp_path)
+    (tmp_path / "old.py").write_text("print 'python 2'\nresult = decoder.raw_decode(text)\n")
+    (tmp_path / "unrelated.py").write_text("def broken(:\n")  # does not name the target: not worth a note
+    ctx = code_context(tmp_path, f"json/decoder.py::{TARGET}", budget=3000, counter=gpt4, resolution=resolution)
+    assert SAME_FILE_CALLER in callers(ctx)
+    assert ctx.notes == ("1 files that name 'raw_decode' could not be parsed, so they were not searched for "
+                         "callers: old.py",)  # fmt: skip

@@ -115,6 +115,7 @@ class Gathered:
     unresolved: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -216,8 +217,9 @@ def gather(ws: Workspace, file: FileIndex, target: Definition, resolver: Resolve
         head.append(imports_piece(file, stmts, resolution=res))
     ranked = [*head, *(nodes[k].piece.ranked(0, scores[k]) for k in order)]
     pieces = [p.ranked(i + 1, p.score) for i, p in enumerate(ranked)]
-    return Gathered(pieces, res, *([s.label() for s in group] for group in (found.unresolved, found.rejected,
-                                                                             found.unchecked)))
+    return Gathered(pieces, res, unresolved=[s.label() for s in found.unresolved],
+                    rejected=[s.label() for s in found.rejected], unchecked=[s.label() for s in found.unchecked],
+                    unparsed=list(found.unparsed))  # fmt: skip
 
 
 def _target_path(ws: Workspace, raw: str) -> Path:
@@ -286,6 +288,12 @@ def code_context(
     gathered = gather(ws, file, definition, resolver, max_caller_lines=max_caller_lines, context_lines=context_lines)
     fitted = fit_pieces(gathered.pieces, counter=counter, budget=budget, fmt=format, order=order, builder=builder,
                         question=question, prompt_format=prompt_format)  # fmt: skip
+    if gathered.unparsed:
+        shown = ", ".join(gathered.unparsed[:5]) + (" ..." if len(gathered.unparsed) > 5 else "")
+        notes += (
+            f"{len(gathered.unparsed)} files that name {definition.name!r} could not be parsed, so they were not "
+            f"searched for callers: {shown}",
+        )
     by_id = {p.id: p for p in gathered.pieces}
     tokenizer = counter if isinstance(counter, str) else getattr(counter, "name", None)
     return CodeContext(

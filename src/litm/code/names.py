@@ -40,7 +40,9 @@ class NameResolver:
 
     def callers(self, file: FileIndex, target: Definition) -> Callers:
         family = family_of(file.language)
-        return Callers(sites=call_sites_named(self.ws, {target.name}, family, file, target))
+        out = Callers()
+        out.sites = call_sites_named(self.ws, {target.name}, family, file, target, unparsed=out.unparsed)
+        return out
 
     def callees(self, file: FileIndex, target: Definition) -> list[Callee]:
         by_name: dict[str, list[CallSite]] = defaultdict(list)

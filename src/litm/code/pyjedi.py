@@ -127,7 +127,7 @@ class JediResolver:
             # jedi may stop at the stub of the very same definition (typeshed covers the standard library).
             return _stub(hit.path) and full_name is not None and hit.full_name == full_name
 
-        sites = call_sites_named(self.ws, self._names(target), "python", file, target)
+        sites = call_sites_named(self.ws, self._names(target), "python", file, target, unparsed=out.unparsed)
         # Nearest first, so a limit cuts the sites least likely to reach the target: the target's own file,
         # its package, files that name its module or class, then the rest.
         hints = {file.path.stem, *(target.container or "").split(".")} - {"", "__init__"}

@@ -35,13 +35,15 @@ class Callers:
     ``unresolved``: the resolver could not tell what the name refers to (an untyped parameter's method);
     ``rejected``: it resolved to another definition (``unicodedata.normalize`` for a local ``normalize``),
     exactly the false callers a name match keeps; ``unchecked``: candidates beyond the resolver's limit on
-    sites per target, never looked at. A name-based resolver leaves all three empty.
+    sites per target, never looked at. A name-based resolver leaves all three empty. ``unparsed``: files that
+    name the target but could not be parsed, so were not searched (by either resolver).
     """
 
     sites: list[Site] = field(default_factory=list)
     unresolved: list[Site] = field(default_factory=list)
     rejected: list[Site] = field(default_factory=list)
     unchecked: list[Site] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,12 @@ def sites_inside(file: FileIndex, target: Definition) -> list[CallSite]:
 
 
 def call_sites_named(ws: Workspace, names: set[str], family: str, target_file: FileIndex,
-                     target: Definition) -> list[Site]:  # fmt: skip
+                     target: Definition, *, unparsed: list[str] | None = None) -> list[Site]:  # fmt: skip
     """Every call under the root whose callee is one of ``names``, outside the target itself.
 
     The target's own file is always searched, even when the walk of the root leaves it out (it lies in a
     ``site-packages`` or hidden folder, or outside the root). Files that do not parse (a Python 2 file in a
-    test-data folder) are skipped: they cannot hold a caller anyone could run with the target.
+    test-data folder) are skipped, and their paths added to ``unparsed``, so that the skip can be reported.
     """
     out: list[Site] = []
     paths = list(ws.files_with_word(names, family))
@@ -88,6 +90,8 @@ def call_sites_named(ws: Workspace, names: set[str], family: str, target_file: F
         try:
             fi = ws.index(path)
         except (ValueError, LookupError):
+            if unparsed is not None:
+                unparsed.append(ws.rel(path))
             continue
         for call in fi.calls:
             if call.name not in names:
