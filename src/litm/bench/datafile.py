@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +97,33 @@ def _text(where: _Where, field: str, value: object, *, required: bool = True) ->
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
         raise where.error(field, f"expected a non-empty string, got {_show(value)}")
+    _unicode(where, field, value)
     return value
+
+
+def _unicode(where: _Where, field: str, value: str) -> None:
+    # A "\ud800" escape is valid JSON but half a UTF-16 pair: no prompt, file or terminal can hold it.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise where.error(field, f"holds an unpaired surrogate ({value[exc.start]!a}): not text") from None
+
+
+def _id(where: _Where, field: str, value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int) or str(value) == "":
+        raise where.error(field, f"expected a string or an integer, got {_show(value)}")
+    if isinstance(value, str):
+        _unicode(where, field, value)
+    return str(value)
+
+
+def _finite(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past the largest float: a score no float comparison can order
+        return False
 
 
 def _show(value: object) -> str:
@@ -108,7 +135,9 @@ def _unknown(where: _Where, field: str, keys: Iterable[str], allowed: frozenset[
     extra = sorted(set(keys) - allowed)
     if extra:
         what = "document" if field else "record"
-        raise where.error(f"{field}{extra[0]}", f"unknown field; a {what} has {', '.join(sorted(allowed))}")
+        # A key that is empty or holds spaces, colons or control characters is quoted, so the message still reads.
+        name = extra[0] if re.fullmatch(r"[\w.-]+", extra[0]) else repr(extra[0])
+        raise where.error(f"{field}{name}", f"unknown field; a {what} has {', '.join(sorted(allowed))}")
 
 
 def _doc(where: _Where, i: int, raw: object, qid: str) -> DataDoc:
@@ -116,21 +145,18 @@ def _doc(where: _Where, i: int, raw: object, qid: str) -> DataDoc:
     if not isinstance(raw, Mapping):
         raise where.error(field, f"expected an object with 'text', got {_show(raw)}")
     _unknown(where, f"{field}.", raw, _DOC_KEYS)
-    doc_id = raw.get("id", f"{qid}-{i + 1}")
-    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or str(doc_id) == "":
-        raise where.error(f"{field}.id", f"expected a string or an integer, got {_show(doc_id)}")
+    doc_id = _id(where, f"{field}.id", raw.get("id", f"{qid}-{i + 1}"))
     gold = raw.get("gold", False)
     if not isinstance(gold, bool):
         raise where.error(f"{field}.gold", f"expected true or false, got {_show(gold)}")
     score = raw.get("score")
-    bad_number = isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)
-    if score is not None and bad_number:
+    if score is not None and not _finite(score):
         raise where.error(f"{field}.score", f"expected a finite number, got {_show(score)}")
     rank = raw.get("rank")
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
         raise where.error(f"{field}.rank", f"expected an integer >= 1, got {_show(rank)}")
     return DataDoc(
-        str(doc_id),
+        doc_id,
         _text(where, f"{field}.title", raw.get("title"), required=False),
         _text(where, f"{field}.text", raw.get("text")),
         gold,
@@ -163,9 +189,7 @@ def parse_record(raw: object, *, line: int, path: str = "") -> DataRecord:
     if "answer" in raw and "answers" not in raw:
         raise where.error("answer", 'use "answers": a list of every accepted answer')
     _unknown(where, "", raw, _RECORD_KEYS)
-    qid = raw.get("id", line)
-    if isinstance(qid, bool) or not isinstance(qid, str | int) or str(qid) == "":
-        raise where.error("id", f"expected a string or an integer, got {_show(qid)}")
+    qid = _id(where, "id", raw.get("id", line))
     question = _text(where, "question", raw.get("question"))
     answers = raw.get("answers")
     if not isinstance(answers, list) or not answers:
@@ -175,7 +199,7 @@ def parse_record(raw: object, *, line: int, path: str = "") -> DataRecord:
     docs_raw = raw.get("documents")
     if not isinstance(docs_raw, list) or not docs_raw:
         raise where.error("documents", f"expected a non-empty list of documents, got {_show(docs_raw)}")
-    docs = [_doc(where, i, d, str(qid)) for i, d in enumerate(docs_raw)]
+    docs = [_doc(where, i, d, qid) for i, d in enumerate(docs_raw)]
     seen: set[str] = set()
     for i, d in enumerate(docs):
         if d.id in seen:
@@ -185,7 +209,7 @@ def parse_record(raw: object, *, line: int, path: str = "") -> DataRecord:
         raise where.error("documents", 'no gold document: mark the ones the answer needs with "gold": true')
     ordered, order = _order(where, docs)
     kind = _text(where, "type", raw.get("type"), required=False)
-    return DataRecord(str(qid), question, tuple(str(a) for a in answers), tuple(ordered), kind, order)
+    return DataRecord(qid, question, tuple(str(a) for a in answers), tuple(ordered), kind, order)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -210,6 +234,10 @@ def read_records(path: str | Path) -> list[DataRecord]:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataFileError(f"{p}:{n}: not valid JSON ({exc.msg})", path=str(p), line=n) from None
+        except RecursionError:
+            raise DataFileError(f"{p}:{n}: not valid JSON (nested too deeply)", path=str(p), line=n) from None
+        except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
+            raise DataFileError(f"{p}:{n}: not valid JSON ({exc})", path=str(p), line=n) from None
         record = parse_record(raw, line=n, path=str(p))
         if record.qid in ids:
             raise _Where(str(p), n).error("id", f"repeats the id of line {ids[record.qid]} ({record.qid!r})")
