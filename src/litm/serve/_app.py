@@ -3,8 +3,9 @@
 Routes: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models`` (OpenAI);
 ``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic; ``GET /v1/models`` answers in
 Anthropic's shape when the request carries ``anthropic-version``); ``GET /healthz`` (the process runs),
-``GET /readyz`` (the ledger answers), ``GET /metrics`` (Prometheus, behind the admin key). Everything but
-the two health routes needs a key.
+``GET /readyz`` (the ledger answers), ``GET /metrics`` (Prometheus) and ``/admin/...`` (keys and limits,
+:mod:`litm.serve._adminapi`), the last two behind the admin key. Everything but the two health routes needs
+a key.
 
 After :func:`~litm.serve._admit.admit` let a request through, it is sent to the configured upstream only,
 with only the allow-listed headers and the upstream's own secret. The hold is then booked by
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import os
 import time
@@ -35,11 +35,12 @@ from starlette.routing import Route
 from litm._version import __version__
 from litm.budget.guard.metering import StreamUsage
 from litm.errors import LedgerUnavailableError, LitmError
+from litm.serve._adminapi import admin_routes
 from litm.serve._admit import Admitted, admit, authenticate
 from litm.serve._config import CONFIG_ENV, GatewayConfig, Upstream, load_config
 from litm.serve._keys import VirtualKey
 from litm.serve._log import access, setup_logging
-from litm.serve._metrics import Metrics, content_type
+from litm.serve._metrics import Metrics
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
 from litm.serve._stream import relay
@@ -292,19 +293,6 @@ async def list_models(request: Request) -> Response:
     return JSONResponse(models_body(family, names), headers={"x-request-id": request_id})
 
 
-async def metrics(request: Request) -> Response:
-    """Prometheus metrics, for the admin key only (they show every key's spend)."""
-    rt = _rt(request)
-    if not rt.admin_key:
-        return JSONResponse(error_body("openai", Refusal(404, "metrics_disabled", "set server.admin_key_env to "
-                                                         "serve /metrics")), status_code=404)  # fmt: skip
-    auth = request.headers.get("authorization", "")
-    if not hmac.compare_digest(auth.encode(), f"Bearer {rt.admin_key}".encode()):
-        return JSONResponse(error_body("openai", Refusal(401, "invalid_admin_key", "/metrics needs the admin key")),
-                            status_code=401)  # fmt: skip
-    return Response(_metrics(request).render(), media_type=content_type())
-
-
 async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
@@ -349,9 +337,9 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        *admin_routes(),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 
