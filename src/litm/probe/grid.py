@@ -18,11 +18,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 from litm.probe.errors import ProbeError
 
-__all__ = ["ProbeConfig", "TrialSpec", "parse_depths", "parse_lengths", "plan"]
+__all__ = ["MAX_DEPTHS", "ProbeConfig", "TrialSpec", "parse_depths", "parse_lengths", "plan"]
 
 Kind = Literal["trial", "closed_book"]
 Order = Literal["prefix", "grid"]
@@ -31,15 +32,24 @@ Order = Literal["prefix", "grid"]
 Filler = Literal["nested", "independent"]
 
 
+#: The most points a ``linear:N`` or ``edge:N`` depth grid may have: 4-decimal depths repeat beyond it.
+MAX_DEPTHS = 1001
+
+
 def parse_lengths(text: str | Sequence[int]) -> tuple[int, ...]:
     """``"512,1k,4k"`` -> ``(512, 1024, 4096)`` (k = 1024); sorted, unique, each at least 16."""
     items = [str(x) for x in text] if not isinstance(text, str) else [t for t in re.split(r"[,\s]+", text) if t]
     out: set[int] = set()
     for item in items:
-        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kK]?)", item.strip())
+        # At most 12 digits on each side of the point: a trillion tokens is already no prompt length.
+        m = re.fullmatch(r"(\d{1,12}(?:\.\d{1,12})?)\s*([kK]?)", item.strip())
         if not m:
             raise ProbeError(f"bad length {item!r}: use token counts such as 512, 2048 or 4k")
-        value = int(float(m.group(1)) * (1024 if m.group(2) else 1))
+        # Exact arithmetic, not float: "1.5k" is 1536 and "16.9" is refused, not cut to 16.
+        exact = Fraction(m.group(1)) * (1024 if m.group(2) else 1)
+        if exact.denominator != 1:
+            raise ProbeError(f"length {item!r} is not a whole number of tokens ({float(exact):g})")
+        value = int(exact)
         if value < 16:
             raise ProbeError(f"length {value} is too short: lengths are prompt sizes in tokens")
         out.add(value)
@@ -59,9 +69,15 @@ def parse_depths(text: str | Sequence[float]) -> tuple[float, ...]:
             n = int(m.group(2))
             if n < 2:
                 raise ProbeError("a depth grid needs at least 2 points")
+            if n > MAX_DEPTHS:
+                raise ProbeError(f"a depth grid of {n} points is more than the {MAX_DEPTHS} a probe can use")
             if m.group(1) == "linear":
-                return tuple(round(i / (n - 1), 4) for i in range(n))
-            return tuple(round((1 - math.cos(math.pi * i / (n - 1))) / 2, 4) for i in range(n))
+                grid = tuple(round(i / (n - 1), 4) for i in range(n))
+            else:
+                grid = tuple(round((1 - math.cos(math.pi * i / (n - 1))) / 2, 4) for i in range(n))
+            if len(set(grid)) < n:  # points closer than the 4 decimals a depth keeps would be one cell twice
+                raise ProbeError(f"{text.strip()} repeats depths at 4 decimals: use fewer points")
+            return grid
         try:
             values = [float(t) for t in re.split(r"[,\s]+", text) if t]
         except ValueError:
