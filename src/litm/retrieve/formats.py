@@ -35,7 +35,15 @@ from litm.errors import InputFormatError, InvalidDocumentError
 from litm.placement.documents import to_doc
 from litm.retrieve.deps import PDF_INSTALL, require
 
-__all__ = ["EXTENSIONS", "MAX_CONTROL", "MAX_UNDECODABLE", "SourceText", "UnreadableFileError", "not_text", "read_bytes"]
+__all__ = [
+    "EXTENSIONS",
+    "MAX_CONTROL",
+    "MAX_UNDECODABLE",
+    "SourceText",
+    "UnreadableFileError",
+    "not_text",
+    "read_bytes",
+]
 
 #: Above this share of characters that are not valid UTF-8, bytes are not text: random bytes score about half,
 #: Latin-1 prose (whose accented letters are the undecodable part) a few per cent.
