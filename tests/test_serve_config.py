@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from litm.errors import GatewayConfigError, LitmError
-from litm.serve import config_from_mapping, load_config
+from litm.serve import GatewayConfig, config_from_mapping, load_config
 from litm.serve._runtime import build_runtime
 
 UPSTREAM = {"oai": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1/", "api_key_env": "T_KEY"}}
@@ -139,3 +139,47 @@ def test_litm_serve_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
         "graceful_timeout_s, host, log_level, max_body_bytes, port, workers)"
     ]
     assert issubclass(GatewayConfigError, LitmError)
+
+
+def test_max_input_tokens_from_a_probe_profile(tmp_path: Path) -> None:
+    import httpx
+
+    from litm.placement.profile import PositionProfile
+    from litm.serve import create_app, create_key
+    from serve_support import StandIn, ThreadedServer
+
+    PositionProfile.from_weights([1, 0.7, 1], metadata={"recommended_max_input_tokens": 100}).save(tmp_path / "p.json")
+    PositionProfile.from_weights([1, 0.7, 1]).save(tmp_path / "hand.json")
+    local = {"kind": "openai-compatible", "base_url": "http://127.0.0.1:9/v1"}
+    price = {"input": "1", "output": "1"}
+
+    def cfg(model: dict[str, object], upstream: dict[str, object] = local) -> GatewayConfig:
+        route = {"upstream": "local", "price": price, **model}
+        return config_from_mapping({"ledger": {"url": str(tmp_path / "s.db")}, "keys": {"store": str(tmp_path / "k")},
+                                    "upstreams": {"local": upstream}, "models": {"m": route}}, env={})  # fmt: skip
+
+    for model, expected in (({"profile": "p.json"}, 100), ({"profile": "p.json", "max_input_tokens": 40}, 40),
+                            ({"max_input_tokens": 40}, 40), ({}, 0)):  # fmt: skip
+        rt = build_runtime(cfg({**model, "profile": str(tmp_path / model["profile"])} if "profile" in model else model))
+        assert rt.max_input["m"] == expected, model
+        rt.close()
+    with pytest.raises(GatewayConfigError, match="has no measured length"):
+        build_runtime(cfg({"profile": str(tmp_path / "hand.json")}))
+    with pytest.raises(GatewayConfigError, match=r"models\.m\.profile"):
+        build_runtime(cfg({"profile": str(tmp_path / "missing.json")}))
+    double = StandIn()
+    with ThreadedServer(double.app()) as up:
+        config = cfg({"profile": str(tmp_path / "p.json")}, {**local, "base_url": up.url + "/v1"})
+        plain, _ = create_key(config, name="t", limit="1")
+        with ThreadedServer(create_app(config)) as gw:
+
+            def ask(words: int) -> httpx.Response:
+                body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "word " * words}]}
+                return httpx.post(
+                    gw.url + "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {plain}"}
+                )
+
+            too_long = ask(80)
+            assert too_long.status_code == 400 and too_long.json()["error"]["max_input_tokens"] == 100
+            assert ask(5).status_code == 200
+    assert double.count() == 1

@@ -159,11 +159,12 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
         count = count_request(rt.tokenizers[route.name], body, api)
     except (PromptError, TypeError, ValueError) as exc:
         raise Refusal(400, "uncountable_request", f"the request cannot be counted: {exc}") from None
-    if route.max_input_tokens and count.upper > route.max_input_tokens:
+    limit = rt.max_input.get(route.name, route.max_input_tokens)
+    if limit and count.upper > limit:
         raise Refusal(400, "context_length_exceeded",
-                      f"prompt is too long: {count.upper} tokens (bound of the count) > {route.max_input_tokens} "
+                      f"prompt is too long: {count.upper} tokens (bound of the count) > {limit} "
                       f"maximum for model {route.name!r}; nothing was sent",
-                      {"input_tokens": count.upper, "max_input_tokens": route.max_input_tokens})  # fmt: skip
+                      {"input_tokens": count.upper, "max_input_tokens": limit})  # fmt: skip
     body = _limited(api, {**body, "model": route.sent_name}, key, upstream)
     stream = body.get("stream") is True
     options = body.get("stream_options")

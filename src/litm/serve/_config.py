@@ -138,16 +138,19 @@ class ModelRoute:
     """``[models.NAME]``: a model clients may name, the upstream that serves it and its limits.
 
     ``upstream_model``: the name sent upstream (default: NAME). ``max_input_tokens``: the most prompt tokens
-    (the count's upper bound) a request may carry. ``tokenizer``: a litm tokenizer spec (``openai:gpt-4o``);
-    default: the model's own for OpenAI, the Anthropic estimate for Anthropic, the script-aware estimate
-    otherwise. ``price``: USD per million tokens (``{input = "0.15", output = "0.60"}``), required where the
-    shipped price table does not know the model.
+    (the count's upper bound) a request may carry. ``profile``: a position profile exported by ``litm probe``
+    whose measured ``recommended_max_input_tokens`` becomes the limit (capped by ``max_input_tokens`` when
+    both are set), so a re-measured effective length applies to every client at the next start.
+    ``tokenizer``: a litm tokenizer spec (``openai:gpt-4o``); default: the model's own for OpenAI, the
+    Anthropic estimate for Anthropic, the script-aware estimate otherwise. ``price``: USD per million tokens
+    (``{input = "0.15", output = "0.60"}``), required where the shipped price table does not know the model.
     """
 
     name: str
     upstream: str = ""
     upstream_model: str = ""
     max_input_tokens: int = 0
+    profile: str = ""
     tokenizer: str = ""
     price: Mapping[str, Any] = field(default_factory=dict)
 
@@ -306,7 +309,7 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
                                      f"(configured: {', '.join(sorted(upstreams)) or 'none'})")  # fmt: skip
         if route.max_input_tokens < 0:
             raise GatewayConfigError(f"models.{name}.max_input_tokens must be >= 0 (0: no limit of its own)")
-        models[name] = route
+        models[name] = ModelRoute(**{**route.__dict__, "profile": _resolve(base, route.profile)})
     return GatewayConfig(server, ledger, keys, upstreams, models, path)
 
 

@@ -7,8 +7,9 @@ secret refuses to start (:class:`~litm.errors.GatewayConfigError`) instead of re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from litm.budget import max_input_tokens_from
 from litm.errors import GatewayConfigError, LitmError, SpendRequestError
 from litm.models.tokenizers import EstimateTokenizer, Tokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
@@ -16,7 +17,7 @@ from litm.serve._keys import KeyStore
 from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
 from litm.tokens import get_tokenizer
 
-__all__ = ["Runtime", "build_runtime", "open_ledger_of", "tokenizer_for"]
+__all__ = ["Runtime", "build_runtime", "input_limit", "open_ledger_of", "tokenizer_for"]
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Runtime:
     tokenizers: dict[str, Tokenizer]
     secrets: dict[str, str]
     admin_key: str = ""
+    #: The most prompt tokens per model (0: no limit): ``max_input_tokens``, or a probe profile's measure.
+    max_input: dict[str, int] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # the default would print the provider secrets
         return f"Runtime(models={sorted(self.tokenizers)}, ledger={self.config.ledger.url!r})"
@@ -53,6 +56,17 @@ def tokenizer_for(config: GatewayConfig, route: ModelRoute) -> Tokenizer:
         return get_tokenizer(spec)
     except (LitmError, ImportError) as exc:
         raise GatewayConfigError(f"models.{route.name}: cannot load tokenizer {spec!r} ({exc})") from None
+
+
+def input_limit(route: ModelRoute) -> int:
+    """A route's prompt limit: its probe profile's measured length (capped by ``max_input_tokens``), else
+    ``max_input_tokens`` (0: none)."""
+    if not route.profile:
+        return route.max_input_tokens
+    try:
+        return max_input_tokens_from(route.profile, cap=route.max_input_tokens or None)
+    except LitmError as exc:
+        raise GatewayConfigError(f"models.{route.name}.profile: {exc}") from None
 
 
 def open_ledger_of(config: GatewayConfig) -> Ledger:
@@ -80,7 +94,8 @@ def build_runtime(config: GatewayConfig) -> Runtime:
         tokenizers = {name: tokenizer_for(config, route) for name, route in config.models.items()}
         secrets = {name: up.api_key() for name, up in config.upstreams.items()}
         admin = config.server.admin_key()
+        limits = {name: input_limit(route) for name, route in config.models.items()}
     except BaseException:
         cap.close()
         raise
-    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets, admin)
+    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets, admin, limits)
