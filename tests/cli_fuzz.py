@@ -32,6 +32,7 @@ import shutil
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 import typing
 from collections.abc import Callable, Iterator, Sequence
@@ -90,6 +91,7 @@ PINNED: dict[str, tuple[str, ...]] = {
 NEVER = frozenset({"--rerank", "--dense"})
 #: Options always given (with a pinned value), because their default loads a real model.
 ALWAYS = frozenset({"--model"})
+_ALWAYS_FLAGS = frozenset({"--model", "-m"})
 COST = frozenset({"--trials", "--questions", "--direct", "--ablation", "--n", "--k", "--min-trials", "--max-tokens",
                   "--limit", "--threads", "--concurrency", "--batch", "--max-caller-lines", "--budget"})  # fmt: skip
 #: Valid-looking values for string options, drawn part of the time so cases get past parsing.
@@ -208,9 +210,29 @@ def build_workspace(folder: Path, *, huge_bytes: int = 200_000) -> Path:
         path.write_bytes(data)
     (folder / "profile.json").write_bytes(_profile_bytes())
     (folder / "profile-bad.json").write_bytes(b'{"format": "litm-position-profile", "points": [[2, "x"]]}')
-    line = json.dumps({"text": "word " * 50}).encode() + b"\n"
-    (folder / "huge.jsonl").write_bytes(line * max(1, huge_bytes // len(line)))
+    huge = _huge_file(huge_bytes)
+    try:  # a hard link: a large run makes thousands of workspaces (a command that rewrites it replaces the link)
+        os.link(huge, folder / "huge.jsonl")
+    except OSError:
+        shutil.copyfile(huge, folder / "huge.jsonl")
     return folder
+
+
+_HUGE: dict[int, Path] = {}
+
+
+def huge_bytes_of(size: int) -> bytes:
+    """About ``size`` bytes of valid JSON Lines documents."""
+    line = json.dumps({"text": "word " * 50}).encode() + b"\n"
+    return line * max(1, size // len(line))
+
+
+def _huge_file(size: int) -> Path:
+    if size not in _HUGE or not _HUGE[size].exists():
+        folder = Path(tempfile.mkdtemp(prefix="litm-fuzz-huge-"))
+        _HUGE[size] = folder / "huge.jsonl"
+        _HUGE[size].write_bytes(huge_bytes_of(size))
+    return _HUGE[size]
 
 
 # -- the commands --------------------------------------------------------------------------------------------
@@ -329,7 +351,7 @@ def _option_words(rng: random.Random, param: Any) -> list[str]:
     return words
 
 
-def draw_case(rng: random.Random, command: Command) -> Case:
+def draw_case(rng: random.Random, command: Command, *, huge_stdin: int = 100_000) -> Case:
     """A random command line for ``command``: each parameter present or not, valid or not, and a stdin."""
     options: list[list[str]] = []
     positionals: list[str] = []
@@ -345,14 +367,14 @@ def draw_case(rng: random.Random, command: Command) -> Case:
         if present:
             options.append(_option_words(rng, param))
     rng.shuffle(options)
-    words = [w for group in options for w in group]
     roll = rng.random()
     if roll < 0.04:
-        words.append("--no-such-option")
-    elif roll < 0.07 and words:
-        words.pop()  # an option left without its value
+        options.append(["--no-such-option"])
+    elif roll < 0.07 and options and len(options[-1]) == 2 and options[-1][0] not in _ALWAYS_FLAGS:
+        options[-1].pop()  # an option left without its value, last on the line
     elif roll < 0.09:
         positionals.append("extra")
+    words = [w for group in options for w in group]
     if any(p.startswith("-") for p in positionals):
         # click reads "-x" as an option: a positional that starts with "-" goes after "--".
         argv = [*command.path, *words, "--", *positionals]
@@ -360,14 +382,14 @@ def draw_case(rng: random.Random, command: Command) -> Case:
         argv = [*command.path, *words, *positionals]
     else:
         argv = [*command.path, *positionals, *words]
-    kind = rng.choice(list(STDINS))
-    return Case(argv, STDINS[kind], kind)
+    kind = rng.choice([*STDINS, "huge"])
+    return Case(argv, huge_bytes_of(huge_stdin) if kind == "huge" else STDINS[kind], kind)
 
 
-def draw_cases(command: Command, n: int, seed: int | str) -> list[Case]:
-    """``n`` cases for ``command``, the same for the same seed."""
+def draw_cases(command: Command, n: int, seed: int | str, *, huge_stdin: int = 100_000) -> list[Case]:
+    """``n`` cases for ``command``, the same for the same seed; a "huge" stdin is ``huge_stdin`` bytes."""
     rng = random.Random(f"{seed}:{command.name}")
-    return [draw_case(rng, command) for _ in range(n)]
+    return [draw_case(rng, command, huge_stdin=huge_stdin) for _ in range(n)]
 
 
 # -- running a case ------------------------------------------------------------------------------------------
