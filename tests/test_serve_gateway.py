@@ -305,6 +305,10 @@ def test_models_health_and_readiness(gw: Env) -> None:
     assert httpx.get(gw.url + "/healthz").json() == {"status": "ok"}
     assert httpx.get(gw.url + "/readyz").json() == {"status": "ready"}
     assert httpx.get(gw.url + "/v1/models").status_code == 401
+    unknown = httpx.get(gw.url + "/v1/nothing-here")
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_route"
+    wrong = httpx.get(gw.url + "/v1/messages")
+    assert wrong.status_code == 405 and wrong.json()["error"]["type"] == "invalid_request_error"
     names = [m.id for m in gw.openai("narrow").models.list()]
     assert names == ["gpt-4o-mini"]
     assert {m.id for m in gw.anthropic().models.list()} >= {"claude-haiku-4-5", "gpt-4o-mini"}

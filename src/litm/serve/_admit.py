@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.budget.guard.pipeline import Call
-from litm.budget.guard.spend import SpendStep, output_limit
+from litm.budget.guard.spend import OUTPUT_LIMITS, SpendStep, output_limit
 from litm.errors import (
     LedgerUnavailableError,
     LitmError,
@@ -120,13 +120,17 @@ def _route(rt: Runtime, api: str, key: VirtualKey, body: Mapping[str, Any]) -> t
 
 def _limited(api: str, body: dict[str, Any], key: VirtualKey, upstream: Upstream) -> dict[str, Any]:
     """``body`` with an output limit: its own, or the key's default (a key without one refuses)."""
-    try:
-        output_limit(api, body)
+    if any(body.get(name) is not None for name in OUTPUT_LIMITS.get(api, ("max_tokens",))):
+        try:
+            output_limit(api, body)
+        except SpendRequestError as exc:
+            raise Refusal(400, "invalid_request", str(exc)) from None
         return body
-    except SpendRequestError as exc:
-        names = ("max_completion_tokens", "max_tokens", "max_output_tokens")
-        if key.default_max_tokens is None or any(body.get(n) is not None for n in names):
-            raise Refusal(400, "max_tokens_required", f"{exc} (this key has no default output limit)") from None
+    if key.default_max_tokens is None:
+        names = " or ".join(OUTPUT_LIMITS.get(api, ("max_tokens",)))
+        raise Refusal(400, "max_tokens_required", f"the request must set {names}: without it the provider may "
+                                                  "bill any output length, and this key has no default; nothing "
+                                                  "was sent")  # fmt: skip
     return {**body, output_field(api, upstream.kind): key.default_max_tokens}
 
 
@@ -150,8 +154,8 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     """Steps 2-7 of the module docstring for an authenticated request; raises :class:`Refusal`."""
     try:
         body = json.loads(raw)
-    except ValueError:
-        raise Refusal(400, "invalid_json", "the request body is not valid JSON") from None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        raise Refusal(400, "invalid_json", "the request body is not valid JSON (or nested too deeply)") from None
     if not isinstance(body, dict):
         raise Refusal(400, "invalid_json", "the request body must be a JSON object")
     route, upstream = _route(rt, api, key, body)

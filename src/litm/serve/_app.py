@@ -341,7 +341,16 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         Route("/readyz", readyz, methods=["GET"]),
         *admin_routes(),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _no_route, 405: _no_route})
+
+
+async def _no_route(request: Request, exc: Exception) -> Response:
+    """An unknown path or method, answered in the provider's shape like every other refusal."""
+    status = int(getattr(exc, "status_code", 404))
+    family: Family = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
+    what = "no such route" if status == 404 else f"{request.method} is not allowed here"
+    refusal = Refusal(status, "unknown_route" if status == 404 else "method_not_allowed", f"{what}: {request.url.path}")
+    return JSONResponse(error_body(family, refusal), status_code=status)
 
 
 def create_app_from_env(env: Mapping[str, str] | None = None) -> Starlette:
