@@ -290,3 +290,84 @@ def test_the_embedded_model_cites_the_right_file_after_a_restart(kb: Path, tmp_p
     ref = next(r for r in answer.attribution if r.id == "teams.md#0")
     assert ref.source == "teams.md" and ref.span is not None
     assert "Zanzibar" in KB["teams.md"][ref.span[0] : ref.span[1]]
+
+
+# -- a chat model that answers with a citation only (issue 40, defect 9) ---------------------------------------
+
+
+def gpt_replies(index: Index, replies: list[str], **options: Any) -> tuple[Pipeline, list[Any]]:
+    """As :func:`gpt`, but the model gives ``replies`` in turn, one per request."""
+    sent: list[Any] = []
+
+    def handle(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        reply = replies[len(sent) - 1]
+        return http.Response(200, json={
+            "id": f"c{len(sent)}", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 6, "total_tokens": 306},
+        })  # fmt: skip
+
+    client = http.Client(transport=http.MockTransport(handle))
+    model = load_model("openai:gpt-4o-mini", api_key="sk-test", http_client=client)
+    return Pipeline.from_index(index, retriever="bm25", model=model, **options), sent
+
+
+def test_a_chat_model_is_asked_for_the_answer_before_the_ids(index: Index) -> None:
+    rag, sent = gpt_replies(index, ["Paris [fr#0]."])
+    answer = rag.ask("What is the capital of France?")
+    prompt = sent[0]["messages"][-1]["content"]
+    assert "Write the answer first" in prompt and "Never reply with ids alone." in prompt
+    assert answer.text == "Paris [fr#0]." and answer.note == "" and len(sent) == 1
+    # What the gate counted is what was sent: the chat wording, not the default one.
+    assert answer.prompt.user == prompt
+    # A given instruction is kept; so is a base model's wording (the embedded model's committed demo relies on it).
+    own = PromptBuilder(wording=Wording(instruction="Be brief."))
+    rag, sent = gpt_replies(index, ["Paris [fr#0]."], builder=own)
+    rag.ask("What is the capital of France?")
+    assert sent[0]["messages"][-1]["content"].startswith("Be brief.")
+
+
+def test_a_reply_of_citations_only_is_asked_again_and_not_printed_as_the_answer(index: Index) -> None:
+    rag, sent = gpt_replies(index, ["[fr#0]", "Paris is the capital of France."])
+    answer = rag.ask("What is the capital of France?")
+    assert len(sent) == 2
+    follow = sent[1]["messages"]
+    assert follow[:-2] == sent[0]["messages"]
+    assert follow[-2] == {"role": "assistant", "content": "[fr#0]"}
+    assert follow[-1]["role"] == "user" and "no answer" in follow[-1]["content"]
+    assert answer.text == "Paris is the capital of France."
+    assert "was asked again" in answer.note and "'[fr#0]'" in answer.note
+    # The first reply's citation still counts; both calls are paid for.
+    assert [c.id for c in answer.citations] == ["fr#0"]
+    assert answer.cost_micros == 2 * price_completion(answer.completion, provider="openai")
+    assert [c.text for c in answer.earlier] == ["[fr#0]"] and answer.to_dict()["calls"] == 2
+
+
+@pytest.mark.parametrize(
+    ("replies", "text", "note"),
+    [
+        (["[fr#0]", "[fr#0][it#0]"], "", "no answer text, only citations"),
+        (["【fr#0】", " [fr#0]. "], "", "no answer text, only citations"),
+        (["[Paris]", "[Paris] [fr#0]"], "Paris", "taken as the answer"),  # an answer in brackets is still one
+    ],
+)
+def test_a_model_that_never_answers_in_words_gets_no_citation_as_its_answer(
+    index: Index, replies: list[str], text: str, note: str
+) -> None:
+    rag, sent = gpt_replies(index, replies)
+    answer = rag.ask("What is the capital of France?")
+    assert len(sent) == 2 and answer.text == text and note in answer.note
+    assert answer.to_dict()["answer"] == text and answer.to_dict()["note"] == answer.note
+
+
+def test_a_paraphrased_answer_is_attributed_with_its_supporting_sentence(index: Index) -> None:
+    # Issue 40, defect 8: no copy of the answer is in any document, yet one sentence says the same.
+    rag, _ = gpt_replies(index, ["The tower is located in Paris."])
+    answer = rag.ask("Where is the Eiffel Tower?")
+    [ref] = answer.attribution
+    assert (ref.kind, ref.id, ref.score) == ("attribution", "fr#0", 1.0) and answer.citations == ()
+    assert ref.span is not None and TEXTS["fr"][ref.span[0] : ref.span[1]] == "The Eiffel Tower stands in Paris."
+    assert answer.to_dict()["attribution"][0]["score"] == 1.0
+    rag, _ = gpt_replies(index, ["The tower is located in Lyon."])
+    assert rag.ask("Where is the Eiffel Tower?").attribution == ()

@@ -247,6 +247,23 @@ class PromptBuilder:
             escaping=escaping or self._escaping,
         )
 
+    def for_chat(self) -> PromptBuilder:
+        """The builder a chat model gets: the template's ``chat_instruction`` (the answer first, then the cited
+        ids; never ids alone) where this builder uses the default instruction of the ``xml`` or ``bracket``
+        style; itself otherwise (an instruction given, or the ``liu`` style's own).
+
+        Example:
+            >>> text = PromptBuilder().for_chat().build([{"id": "a", "text": "x"}], "Q?").text
+            >>> "Write the answer first" in text, "Never reply with ids alone." in text
+            (True, True)
+            >>> PromptBuilder(wording=Wording(instruction="Be brief.")).for_chat().wording.instruction
+            'Be brief.'
+        """
+        if self._wording.instruction is not None or self._anchors.style == "liu":
+            return self
+        wording = self._wording.replace(instruction=self._wording.prompt_template.chat_instruction)
+        return self.replace(wording=wording)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PromptBuilder):
             return NotImplemented

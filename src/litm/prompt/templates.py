@@ -63,7 +63,10 @@ class PromptTemplate:
     zone value marking a middle-zone document). Texts: ``instruction``; ``liu_instruction`` (the
     instruction of the ``liu`` style, whose numbered search results have no ids or closing tags);
     ``middle_note`` (appended to the instruction when a document is marked; ``{marker}`` is the marker
-    exactly as the anchor style prints it, ``zone="middle"`` or ``ZONE: MIDDLE``); ``recap``
+    exactly as the anchor style prints it, ``zone="middle"`` or ``ZONE: MIDDLE``); ``chat_instruction``
+    (what a chat model is told instead of ``instruction``: the answer first, then the cited ids, see
+    :meth:`~litm.prompt.PromptBuilder.for_chat`); ``reread`` (the follow-up when a chat model replied with
+    ids alone); ``recap``
     (``{ids}``: the recap ids joined by spaces, ``{count}``) with ``recap_id`` (one id, ``{id}``);
     ``question`` (``{question}``); ``answer_cue`` (ends a plain-text completion prompt; empty for
     none). ``lang`` records the base language. The names are used by the ``xml`` anchor style; the
@@ -93,6 +96,20 @@ class PromptTemplate:
     question: str = "Question: {question}"
     answer_cue: str = "Answer:"
     rank_attr: str = "rank"
+    # What a chat model is told instead of ``instruction`` (see PromptBuilder.for_chat): small chat models asked
+    # to cite answered with the citation alone ("[notes.md#0]"), so the answer comes first and ids alone are
+    # ruled out in as many words.
+    chat_instruction: str = (
+        "Answer the question using only the documents below. Each document opens with a header that "
+        "gives its id and closes with a tag naming the same id. Write the answer first, in words; after "
+        "it, cite the ids of the documents you used in square brackets, for example: It was built in "
+        "1901 [id]. Never reply with ids alone."
+    )
+    # The follow-up when a chat model's reply held document ids and nothing else.
+    reread: str = (
+        "Your reply gave document ids but no answer. Write the answer to the question in words, then "
+        "the ids in square brackets."
+    )
     # Liu et al. (2024)'s instruction for multi-document QA, word for word.
     liu_instruction: str = (
         "Write a high-quality answer for the given question using only the provided search results "
@@ -195,5 +212,11 @@ _ZH = PromptTemplate(
     question="问题：{question}",  # noqa: RUF001
     answer_cue="答案：",  # noqa: RUF001
     rank_attr="排名",
+    chat_instruction=(
+        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始，并以注明同一编号的结束标签结束。"  # noqa: RUF001
+        "请先用文字写出答案，然后在答案后用方括号注明你所引用文档的编号，例如：它建于1901年 [编号]。"  # noqa: RUF001
+        "不要只回复编号。"
+    ),
+    reread="你的回复只有文档编号，没有答案。请先用文字写出问题的答案，然后用方括号注明编号。",  # noqa: RUF001
     liu_instruction="请仅根据所提供的搜索结果（其中一些可能无关）为给定的问题写出高质量的答案。",  # noqa: RUF001
 )

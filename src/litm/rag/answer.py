@@ -5,11 +5,17 @@ Two kinds of :class:`Reference`, never mixed up:
 * ``citation``: a document the model cited as ``[id]`` in its answer, mapped back through the prompt's
   anchors (:meth:`litm.Prompt.citations`). Chat models asked to cite write these.
 * ``attribution``: litm's own grounding (:mod:`litm.rag.attribution`): a placed document that contains the
-  answer's text. A base model writes no citations, so this is how its answer is traced to a source; it says
-  where the answer string occurs, not what the model read.
+  answer's text, or a sentence that holds most of its content words (``score`` says how much). A base model
+  writes no citations, so this is how its answer is traced to a source; it says where the answer's support
+  is, not what the model read.
 
 Each reference carries the document's source, title and character offsets in that source (``start``,
 ``end``: the chunk is ``source_text[start:end]``), so a citation points back into the file.
+
+:func:`read_reply` reads the answer out of a model's reply. A reply made of bracketed groups and nothing else
+(``[notes.md#0]``: small chat models asked to cite did this for most questions) is not an answer: a chat model
+is asked once more, in the same conversation, for the answer in words; if it still writes none, the answer is
+empty and :attr:`Answer.note` says so, rather than a citation being printed as the answer.
 
 Example:
     >>> from litm.placement import place
@@ -21,12 +27,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from litm.budget import FitResult
-from litm.models import Completion
+from litm.models import Completion, Model
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.prompt import Prompt
@@ -34,7 +42,7 @@ from litm.rag.attribution import Grounding
 from litm.retrieve import Hit
 from litm.spend import format_usd
 
-__all__ = ["Answer", "Prepared", "Reference", "ReferenceKind"]
+__all__ = ["Answer", "Prepared", "Reference", "ReferenceKind", "Reply", "bracketed_only", "read_reply"]
 
 ReferenceKind = Literal["citation", "attribution"]
 
@@ -47,8 +55,9 @@ def _offset(doc: Doc, name: str) -> int | None:
 @dataclass(frozen=True)
 class Reference:
     """A document the answer points to: cited by the model (``kind="citation"``) or found by litm to contain
-    the answer (``kind="attribution"``; ``span`` is then the answer's offsets in the source file, or in the
-    document when it carries no source offsets)."""
+    the answer (``kind="attribution"``; ``span`` is then the supporting span's offsets in the source file, or in
+    the document when it carries no source offsets, and ``score`` the share of the answer's content words in it,
+    1.0 for the answer verbatim)."""
 
     kind: ReferenceKind
     id: str
@@ -60,14 +69,17 @@ class Reference:
     end: int | None
     span: tuple[int, int] | None = None
     doc: Doc | None = field(default=None, repr=False, compare=False)
+    score: float | None = None
 
     @classmethod
-    def from_slot(cls, kind: ReferenceKind, slot: SlotInfo, span: tuple[int, int] | None = None) -> Reference:
+    def from_slot(
+        cls, kind: ReferenceKind, slot: SlotInfo, span: tuple[int, int] | None = None, score: float | None = None
+    ) -> Reference:
         """The reference to the document in ``slot`` of a plan."""
         doc = slot.doc
         return cls(
             kind, doc.id, slot.slot, slot.rank, doc.source, doc.title, _offset(doc, "start"), _offset(doc, "end"),
-            span, doc,
+            span, doc, score,
         )  # fmt: skip
 
     @classmethod
@@ -78,7 +90,7 @@ class Reference:
             span = (grounding.source_start, grounding.source_end)
         else:
             span = (grounding.start, grounding.end)
-        return cls.from_slot("attribution", slot, span)
+        return cls.from_slot("attribution", slot, span, grounding.score)
 
     def where(self) -> str:
         """``source [start:end]`` (or the id when the document has no source)."""
@@ -89,7 +101,7 @@ class Reference:
         return {
             "kind": self.kind, "id": self.id, "slot": self.slot, "rank": self.rank, "source": self.source,
             "title": self.title, "start": self.start, "end": self.end,
-            "span": list(self.span) if self.span is not None else None,
+            "span": list(self.span) if self.span is not None else None, "score": self.score,
         }  # fmt: skip
 
 
@@ -145,6 +157,10 @@ class Answer:
     cost_micros: int | None = None
     cost_note: str = ""
     unknown_citations: tuple[str, ...] = ()
+    #: Why :attr:`text` is not simply the reply: the model was asked again, or wrote no answer ("" otherwise).
+    note: str = ""
+    #: The replies before :attr:`completion` (a reply of citations alone, when the model was asked again).
+    earlier: tuple[Completion, ...] = ()
 
     @property
     def hits(self) -> tuple[Hit, ...]:
@@ -220,6 +236,8 @@ class Answer:
             "cost_usd": self.cost_usd,
             "cost_note": self.cost_note,
             "sampled": self.completion.sampled,
+            "note": self.note,
+            "calls": 1 + len(self.earlier),
             "timings": dict(self.timings),
         }
 
@@ -232,3 +250,96 @@ def _hit(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "higher_is_better": hit.higher_is_better,
     }
+
+
+# A bracketed group in the brackets citations are written in (ASCII, lenticular, full-width).
+_GROUP = re.compile(r"[\[\u3010\uff3b][^\[\]\u3010\u3011\uff3b\uff3d\n]*[\]\u3011\uff3d]")
+
+
+def bracketed_only(reply: str) -> bool:
+    """Whether ``reply`` holds nothing but bracketed groups (and punctuation or spaces between them).
+
+    Such a reply is not an answer, whether the groups cite documents (``[notes.md#0]``) or not.
+
+    >>> bracketed_only("[notes.md#0]"), bracketed_only(" [a], [b]."), bracketed_only("Nine months [a].")
+    (True, True, False)
+    >>> bracketed_only("")
+    False
+    """
+    if not _GROUP.search(reply):
+        return False
+    rest = _GROUP.sub("", reply)
+    return all(ch.isspace() or unicodedata.category(ch)[0] in "PS" for ch in rest)
+
+
+def _unwrapped(reply: str, prompt: Prompt) -> str:
+    """The contents of ``reply``'s bracketed groups that cite no placed document (``[1991]`` -> ``1991``)."""
+    groups = [m.group(0)[1:-1].strip() for m in _GROUP.finditer(reply)]
+    return "; ".join(g for g in groups if g and not prompt.citations(f"[{g}]").cited)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What :func:`read_reply` read: the answer ``text`` ("" when there is none), every reply the model gave
+    (``completions``, the last one answered), the text to read citations from (``cited_text``: the answer, or
+    every reply read when the model was asked again, since it cited in the first), and a ``note`` saying what
+    was done ("" when the first reply was an answer)."""
+
+    text: str
+    completions: tuple[Completion, ...]
+    note: str = ""
+    cited_text: str = ""
+
+
+def read_reply(
+    model: Model,
+    prompt: Prompt,
+    completion: Completion,
+    *,
+    max_tokens: int,
+    stop: Sequence[str] = (),
+) -> Reply:
+    """The answer in ``completion``, the reply of ``model`` to ``prompt``; asks a chat model again when needed.
+
+    A base model's answer is the first non-empty line it wrote (the benchmark's rule), a chat model's its whole
+    reply. A reply of bracketed groups only (see :func:`bracketed_only`) is not an answer: a chat model gets the
+    template's ``reread`` follow-up after its own reply, once, when that fits its context window with
+    ``max_tokens`` to answer. If no answer comes, the answer is what the groups hold that cites no document
+    (``[1991]`` reads as ``1991``), or empty, and the note says so.
+    """
+    chat = model.supports_chat
+
+    def answer_of(done: Completion) -> str:
+        text = done.text.strip()
+        return text if chat else text.split("\n", 1)[0].strip()
+
+    text = answer_of(completion)
+    if not bracketed_only(text):
+        return Reply(text, (completion,), cited_text=text)
+    first = text
+    if chat:
+        follow_up = [
+            *prompt.to_openai(),
+            {"role": "assistant", "content": completion.text.strip()},
+            {"role": "user", "content": prompt.template.reread},
+        ]
+        if model.count_tokens(follow_up) + max_tokens <= model.context_window:
+            again = model.complete(follow_up, max_tokens=max_tokens, stop=list(stop))
+            text = answer_of(again)
+            asked = f"the model replied {first!r} (brackets only, no answer) and was asked again"
+            both = f"{first}\n{text}"
+            if not bracketed_only(text):
+                return Reply(text, (completion, again), asked, both)
+            return _no_answer(text, prompt, (completion, again), f"{asked}; it replied {text!r}", both)
+        return _no_answer(text, prompt, (completion,), f"the model replied {first!r}; asking again would not fit")
+    return _no_answer(text, prompt, (completion,), f"the model replied {first!r}")
+
+
+def _no_answer(
+    text: str, prompt: Prompt, completions: tuple[Completion, ...], said: str, cited: str | None = None
+) -> Reply:
+    inner = _unwrapped(text, prompt)
+    cited_text = text if cited is None else cited
+    if inner:
+        return Reply(inner, completions, f"{said}: its brackets held {inner!r}, taken as the answer", cited_text)
+    return Reply("", completions, f"{said}: no answer text, only citations", cited_text)

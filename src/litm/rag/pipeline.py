@@ -40,7 +40,7 @@ from litm.errors import InvalidOptionError, InvalidOptionTypeError, PromptError,
 from litm.models import AnthropicModel, Model, load_model
 from litm.placement import PositionProfile, Strategy, get_strategy
 from litm.prompt import PromptBuilder
-from litm.rag.answer import Answer, Prepared, Reference
+from litm.rag.answer import Answer, Prepared, Reference, read_reply
 from litm.rag.attribution import ground
 from litm.rag.checks import IndexSource, model_spec, positive, profile_of, retriever_of, stops
 from litm.rag.cost import price
@@ -83,7 +83,9 @@ class Pipeline:
     ``profile`` strategy and gives every plan its slot weights. ``max_answer_tokens`` is both the answer's
     limit and what is reserved from the budget for it. ``stop``: stop sequences (None: for a base model a
     blank line or the prompt's question label on a new line, for a chat model none). A base model's answer
-    is the first non-empty line it writes (the benchmark's rule); a chat model's is its whole reply.
+    is the first non-empty line it writes (the benchmark's rule); a chat model's is its whole reply, and a chat
+    model is asked for the answer before the cited ids (:meth:`~litm.prompt.PromptBuilder.for_chat`); a reply
+    of citations alone is not taken as the answer (:func:`~litm.rag.answer.read_reply`).
     """
 
     def __init__(
@@ -225,8 +227,10 @@ class Pipeline:
             )
         start = time.perf_counter()
         budget, budget_source = self.input_budget()
+        # A chat model is asked for the answer first, then the ids (it would otherwise answer with a citation only).
+        builder = self.builder.for_chat() if model.supports_chat else self.builder
         fitted = fit(
-            docs(found), q, self.builder, model, budget, self.max_answer_tokens, format=_count_format(model),
+            docs(found), q, builder, model, budget, self.max_answer_tokens, format=_count_format(model),
             strategy=self.strategy, rank_by="input", profile=self.profile,
         )  # fmt: skip
         timings["fit"] = time.perf_counter() - start
@@ -242,17 +246,21 @@ class Pipeline:
         base = not model.supports_chat
         stop = self.stop if self.stop is not None else (_base_stops(prepared) if base else ())
         completion = model.complete(prepared.prompt, max_tokens=self.max_answer_tokens, stop=list(stop))
+        reply = read_reply(model, prepared.prompt, completion, max_tokens=self.max_answer_tokens, stop=stop)
         timings["generate"] = time.perf_counter() - start
         start = time.perf_counter()
-        text = _first_line(completion.text) if base else completion.text.strip()
-        citations, unknown, attribution = _references(text, prepared.fit)
-        cost, cost_note = price(completion, self.model_spec)
+        text, completion = reply.text, reply.completions[-1]
+        citations, unknown, attribution = _references(text, reply.cited_text, prepared.fit)
+        priced = [price(c, self.model_spec) for c in reply.completions]
+        cost = None if any(p[0] is None for p in priced) else sum(p[0] or 0 for p in priced)
+        cost_note = priced[-1][1]
         timings["attribute"] = time.perf_counter() - start
         timings["total"] = sum(timings.values())
         return Answer(
             question=prepared.question, text=text, citations=citations, attribution=attribution, prepared=prepared,
             completion=completion, model=self.model_spec, retriever=self._retriever.name, timings=timings,
-            cost_micros=cost, cost_note=cost_note, unknown_citations=unknown,
+            cost_micros=cost, cost_note=cost_note, unknown_citations=unknown, note=reply.note,
+            earlier=reply.completions[:-1],
         )  # fmt: skip
 
     def ask(self, question: str, *, hits: Sequence[Hit] | None = None) -> Answer:
@@ -333,17 +341,15 @@ def _base_stops(prepared: Prepared) -> tuple[str, ...]:
     return (*BASE_MODEL_STOP, f"\n{label}") if label else BASE_MODEL_STOP
 
 
-def _first_line(text: str) -> str:
-    """A base model's answer: the first non-empty line of what it wrote."""
-    return text.strip().split("\n", 1)[0].strip()
-
-
-def _references(text: str, fitted: FitResult) -> tuple[tuple[Reference, ...], tuple[str, ...], tuple[Reference, ...]]:
-    """The model's citations (mapped through the anchors), unknown cited ids, and litm's attribution."""
+def _references(
+    text: str, cited_text: str, fitted: FitResult
+) -> tuple[tuple[Reference, ...], tuple[str, ...], tuple[Reference, ...]]:
+    """The model's citations in ``cited_text`` (mapped through the anchors), unknown cited ids, and litm's
+    attribution of the answer ``text``."""
     prompt = fitted.prompt
     plan = prompt.plan
     by_id = {s.doc.id: s for s in plan.slots}
-    cited = prompt.citations(text)
+    cited = prompt.citations(cited_text)
     citations = tuple(Reference.from_slot("citation", by_id[c.id]) for c in cited.cited)
-    attribution = tuple(Reference.from_grounding(g, plan) for g in ground(text, plan))
+    attribution = tuple(Reference.from_grounding(g, plan) for g in ground(text, plan, question=prompt.question))
     return citations, tuple(cited.unknown), attribution
