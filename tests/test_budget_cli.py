@@ -39,3 +39,16 @@ def test_impossible_budget_exits_2_with_numbers() -> None:
     proc = run("--budget", "20", "--model", "local", "-q", "Which harbour is the oldest in the whole of Europe?")
     assert proc.returncode == 2 and proc.stdout == ""
     assert "budget 20 tokens < floor" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_budget_errors_name_the_flags_not_the_python_parameters() -> None:
+    # Issue 40, defect 10: a CLI user was told to "raise max_input_tokens", a name the command line does not have.
+    floor = run("--budget", "20", "--model", "openai:gpt-4o", "-q", "Which harbour is the oldest in Europe?")
+    assert floor.returncode == 2 and "raise --budget, lower --reserve" in floor.stderr
+    reserve = run("--budget", "50", "--reserve", "60", "--model", "openai:gpt-4o", "-q", "Which harbour?")
+    assert reserve.returncode == 2 and reserve.stdout == ""
+    assert reserve.stderr == (
+        "litm: error: --reserve 60 leaves no input budget of --budget 50 (lower --reserve or raise --budget)\n"
+    )
+    for proc in (floor, reserve):
+        assert "max_input_tokens" not in proc.stderr and "reserve_output_tokens" not in proc.stderr

@@ -93,3 +93,15 @@ def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder
     assert ref["id"] == "france.md#0" and ref["source"] == "france.md"
     start, end = ref["span"]
     assert "1889" in DOCS["france.md"][start:end]
+
+
+def test_a_budget_too_small_names_the_flags(index: Path) -> None:
+    # Issue 40, defect 10: the error told CLI users to "raise max_input_tokens". Nothing is sent: the gate refuses.
+    proc = litm("rag", str(index), "Where is Paris?", "--model", "openai:gpt-4o", "--budget", "20")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        "litm: error: --max-tokens 64 leaves no input budget of --budget 20 (lower --max-tokens or raise --budget)\n"
+    )
+    proc = litm("rag", str(index), "Where is Paris?", "--model", "openai:gpt-4o", "--budget", "80", "--max-tokens", "9")
+    assert proc.returncode == 2 and "(raise --budget, lower --max-tokens, or shorten" in proc.stderr
+    assert "max_input_tokens" not in proc.stderr

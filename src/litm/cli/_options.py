@@ -9,10 +9,14 @@ a built-in one.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum, StrEnum
 
 import typer
 
+from litm.errors import ContextBudgetExceeded
 from litm.placement import strategy_names
 from litm.prompt import FORMATS, LANGS, QUESTION_POSITIONS, SCORE_AS, STYLES
 
@@ -24,7 +28,9 @@ __all__ = [
     "RankByOpt",
     "ScoreAsOpt",
     "StyleOpt",
+    "budget_flags",
     "check_strategy",
+    "in_flags",
 ]
 
 FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS}, type=str)  # type: ignore[misc]
@@ -52,3 +58,39 @@ def check_strategy(value: str | None) -> str | None:
     if value not in names:
         raise typer.BadParameter(f"{value!r} is not a placement strategy; choose from {', '.join(names)}")
     return value
+
+
+def in_flags(err: ContextBudgetExceeded, flags: dict[str, str]) -> ContextBudgetExceeded:
+    """``err`` reworded for the command line: each library parameter named in ``flags`` (``max_input_tokens``)
+    becomes the command's flag (``--budget``); ``name=64`` reads ``--flag 64``. The numbers are kept.
+
+    >>> err = ContextBudgetExceeded("max_input_tokens=20 is too small", prompt_tokens=0, budget=-44,
+    ...                             advice="raise max_input_tokens")
+    >>> str(in_flags(err, {"max_input_tokens": "--budget"}))
+    '--budget 20 is too small (raise --budget)'
+    """
+
+    def say(text: str) -> str:
+        for name, flag in flags.items():
+            text = re.sub(rf"\b{name}=", f"{flag} ", text)
+            text = re.sub(rf"\b{name}\b", flag, text)
+        return text
+
+    message = str(err)
+    if err.advice:
+        message = message.removesuffix(f" ({err.advice})")
+    return ContextBudgetExceeded(
+        say(message), prompt_tokens=err.prompt_tokens, budget=err.budget, floor=err.floor, advice=say(err.advice),
+        margin=err.margin, upper=err.upper,
+    )  # fmt: skip
+
+
+@contextmanager
+def budget_flags(**flags: str) -> Iterator[None]:
+    """Run the block; a :class:`~litm.errors.ContextBudgetExceeded` it raises names the command's flags instead of
+    the library's parameters (see :func:`in_flags`): ``litm rag --budget 20`` must not be told to "raise
+    max_input_tokens"."""
+    try:
+        yield
+    except ContextBudgetExceeded as err:
+        raise in_flags(err, flags) from None

@@ -11,7 +11,7 @@ import typer
 from litm.budget import fit
 from litm.cli import app
 from litm.cli._input import load_input
-from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy
+from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy, in_flags
 from litm.errors import ContextBudgetExceeded
 from litm.placement import DEFAULT_STRATEGY
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
@@ -53,7 +53,10 @@ def fit_cmd(
             records, question, builder, tokenizer, budget, reserve,
             format=str(fmt.value), strategy=strategy, rank_by=rank_by.value, truncate=truncate,
         )  # fmt: skip
-    except ContextBudgetExceeded as err:
+    except ContextBudgetExceeded as raised:
+        err = in_flags(raised, {"max_input_tokens": "--budget", "reserve_output_tokens": "--reserve"})
+        if err.floor is None:  # the reserve leaves no budget at all: there is no floor to report
+            raise err from None
         margin = f", +{err.margin:.0%} margin for an approximate count" if err.margin else ""
         typer.echo(
             f"litm: error: budget {err.budget} tokens < floor {err.floor} tokens (prompt with no documents{margin}; "

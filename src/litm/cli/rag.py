@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
-from litm.cli._options import check_strategy
+from litm.cli._options import budget_flags, check_strategy
 from litm.cli.index import BackendOpt, RetrieverOpt
 from litm.models import load_model
 from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY, Answer, Pipeline
@@ -86,7 +86,8 @@ def rag_cmd(
         index, retriever=retriever.value, rerank="dense" if rerank else None, backend=backend.value,
         strategy=strategy, budget=budget, model=loaded, k=k, profile=profile, max_answer_tokens=max_answer_tokens,
     )  # fmt: skip
-    answer = pipeline.ask(question)
+    with budget_flags(max_input_tokens="--budget", reserve_output_tokens="--max-tokens"):
+        answer = pipeline.ask(question)
     if as_json:
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False))
         return
