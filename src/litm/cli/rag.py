@@ -12,7 +12,17 @@ from litm.cli import app
 from litm.cli._options import budget_flags, check_strategy
 from litm.cli.index import BackendOpt, RetrieverOpt
 from litm.models import load_model
-from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY, Answer, Pipeline
+from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY, Answer, Pipeline, Reference
+
+
+def _support(ref: Reference) -> str:
+    if ref.span is None:
+        return "the answer is in it"
+    where = f"characters {ref.span[0]}-{ref.span[1]} of {ref.source or ref.id}"
+    if ref.score is None or ref.score >= 1.0:
+        return f"the answer is at {where}"
+    # A match by content words: the span says the same in other words, which the score qualifies.
+    return f"{where} hold {ref.score:.0%} of the answer's content words"
 
 
 def _references(answer: Answer) -> list[str]:
@@ -20,14 +30,10 @@ def _references(answer: Answer) -> list[str]:
         lines = ["citations (the model's own, mapped back through the anchors):"]
         lines += [f"  [{r.id}] {r.where()}  slot {r.slot}, rank {r.rank}" for r in answer.citations]
     elif answer.attribution:
-        lines = ["attribution (litm's, not the model's citation: the placed documents that contain the answer):"]
-        lines += [
-            f"  {r.id} {r.where()}  slot {r.slot}, rank {r.rank}; the answer is at characters "
-            f"{r.span[0]}-{r.span[1]} of {r.source or r.id}" if r.span else f"  {r.id} {r.where()}"
-            for r in answer.attribution
-        ]
+        lines = ["attribution (litm's, not the model's citation: the placed documents that support the answer):"]
+        lines += [f"  {r.id} {r.where()}  slot {r.slot}, rank {r.rank}; {_support(r)}" for r in answer.attribution]
     else:
-        lines = ["no citations, and the answer's text is in none of the placed documents"]
+        lines = ["no citations, and no placed document holds the answer, verbatim or in other words"]
     if answer.unknown_citations:
         lines.append(f"cited ids that match no placed document: {', '.join(answer.unknown_citations)}")
     return lines
@@ -91,6 +97,8 @@ def rag_cmd(
     if as_json:
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False))
         return
-    typer.echo(f"answer: {answer.text or '(empty)'}")
+    typer.echo(f"answer: {answer.text or '(none)'}")
+    if answer.note:
+        typer.echo(f"note: {answer.note}")
     for line in [*_references(answer), *_summary(answer, explain)]:
         typer.echo(line)
