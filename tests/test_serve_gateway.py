@@ -130,6 +130,7 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             "tight": create_key(cfg, name="tight", limit="0.05", scopes=["org:test"])[0],
             "broke": create_key(cfg, name="broke", limit="0.000001", window="daily", scopes=["org:test"])[0],
             "revoked": create_key(cfg, name="revoked", limit="10")[0],
+            "compact": create_key(cfg, name="compact", limit="10", compact=True)[0],
         }
         revoke_key(cfg, keys["revoked"].split("-")[2])
         with GatewayProcess(config, tmp / "gateway.log", env, port) as proc:
@@ -270,6 +271,22 @@ def test_refusals_in_each_providers_shape_never_reach_the_upstream(gw: Env) -> N
     big = httpx.post(gw.url + "/v1/chat/completions", content=b"x" * 300_000, headers=auth)
     assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
     assert gw.standin.count() == before
+
+
+def test_a_compacting_key_gets_its_agent_history_compacted_and_told_so(gw: Env) -> None:
+    history = [{"role": "system", "content": "You are terse."}]
+    for i in range(20):  # about 4,000 tokens of history, over the model's 2,000
+        history += [{"role": "user", "content": f"step {i}: " + "observe the logs " * 50},
+                    {"role": "assistant", "content": f"done {i}"}]  # fmt: skip
+    history.append({"role": "user", "content": "What next?"})
+    with pytest.raises(openai.BadRequestError):  # a key without the policy is refused
+        gw.openai().chat.completions.create(model="gpt-4o-mini", max_tokens=20, messages=history)  # type: ignore[arg-type]
+    raw = gw.openai("compact").chat.completions.with_raw_response.create(model="gpt-4o-mini", max_tokens=20,
+                                                                         messages=history)  # type: ignore[arg-type]  # fmt: skip
+    assert raw.headers["x-litm-compacted"] == "true"
+    assert int(raw.headers["x-litm-input-tokens"]) <= 2000
+    sent = gw.standin.seen[-1].body["messages"]
+    assert len(sent) < len(history) and sent[0] == history[0] and sent[-1] == history[-1]
 
 
 def test_default_output_cap_of_a_key_is_applied(gw: Env) -> None:

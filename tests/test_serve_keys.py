@@ -31,7 +31,10 @@ def test_a_key_is_stored_only_as_a_hash(tmp_path: Path) -> None:
     assert len(rows) == 1 and len(rows[0][0]) == 64  # a sha256 hex digest, nothing else about the secret
     assert key.chain == ("org:acme", "team:a", f"key:{key.id}") and key.prefix.endswith("-...")
     got = store.authenticate(plain)
-    assert got is not None and got.may_call("gpt-4o-mini") and not got.may_call("gpt-4o")
+    assert got is not None and got.may_call("gpt-4o-mini") and not got.may_call("gpt-4o") and not got.compact
+    compacting, _ = store.create(name="agents", compact=True, default_max_tokens=512)
+    got = store.authenticate(compacting)
+    assert got is not None and got.compact and got.default_max_tokens == 512
 
 
 def test_authentication_refuses_everything_but_the_exact_active_key(
@@ -80,6 +83,8 @@ def test_reads_never_create_the_store(tmp_path: Path) -> None:
         ({"name": " "}, "non-empty name"),
         ({"name": "x", "models": []}, "models must be"),
         ({"name": "x", "default_max_tokens": 0}, "default_max_tokens"),
+        ({"name": "x", "default_max_tokens": "5"}, "default_max_tokens"),
+        ({"name": "x", "compact": "yes"}, "compact must be"),
         ({"name": "x", "scopes": ["bad scope"]}, "bad scope name"),
         ({"name": "x", "scopes": "org:acme"}, "not the string"),
     ],

@@ -55,6 +55,9 @@ def create_cmd(
     default_max_tokens: int | None = typer.Option(
         None, "--default-max-tokens", min=1, help="Output limit for requests that set none (default: refuse them)."
     ),
+    compact: bool = typer.Option(
+        False, "--compact", help="Compact a conversation over the model's input limit instead of refusing it."
+    ),
     config: str | None = _CONFIG,
     as_json: bool = typer.Option(False, "--json", help="JSON output."),
 ) -> None:
@@ -64,7 +67,7 @@ def create_cmd(
     """
     plain, key = create_key(
         _config(config), name=name, limit=limit, window=window,  # type: ignore[arg-type]
-        scopes=scope or (), models=model or ("*",), default_max_tokens=default_max_tokens,
+        scopes=scope or (), models=model or ("*",), default_max_tokens=default_max_tokens, compact=compact,
     )  # fmt: skip
     if as_json:
         typer.echo(json.dumps({"key": plain, "id": key.id, "chain": list(key.chain), "models": list(key.models)}))
@@ -83,7 +86,7 @@ def list_cmd(config: str | None = _CONFIG, as_json: bool = typer.Option(False, "
     keys = list_keys(_config(config))
     if as_json:
         typer.echo(json.dumps([{"id": k.id, "name": k.name, "chain": list(k.chain), "models": list(k.models),
-                                "default_max_tokens": k.default_max_tokens, "created": k.created,
+                                "default_max_tokens": k.default_max_tokens, "compact": k.compact, "created": k.created,
                                 "revoked": k.revoked} for k in keys], indent=2))  # fmt: skip
         return
     for k in keys:

@@ -29,13 +29,14 @@ __all__ = ["create_key", "list_keys", "revoke_key", "rotate_key"]
 
 def create_key(config: GatewayConfig, *, name: str, limit: Money, window: Window = "total",
                scopes: Sequence[str] = (), models: Sequence[str] = ("*",),
-               default_max_tokens: int | None = None) -> tuple[str, VirtualKey]:  # fmt: skip
+               default_max_tokens: int | None = None, compact: bool = False) -> tuple[str, VirtualKey]:  # fmt: skip
     """A new virtual key whose own scope may spend ``limit`` dollars per ``window``; returns the plain key
-    (shown once) and its record."""
+    (shown once) and its record. ``compact``: compact a conversation over the model's limit instead of
+    refusing it."""
     micros = parse_usd(limit, what="limit")
     check_window(window)
     plain, key = KeyStore(config.keys.store).create(name=name, scopes=scopes, models=models,
-                                                    default_max_tokens=default_max_tokens)  # fmt: skip
+                                                    default_max_tokens=default_max_tokens, compact=compact)  # fmt: skip
     ledger = open_ledger(config.ledger.url, namespace=config.ledger.namespace)
     try:
         ledger.set_limit(key.scope, window, micros)

@@ -34,7 +34,8 @@ __all__ = ["admin_routes"]
 
 def _key(k: VirtualKey) -> dict[str, Any]:
     return {"id": k.id, "name": k.name, "chain": list(k.chain), "models": list(k.models),
-            "default_max_tokens": k.default_max_tokens, "created": k.created, "revoked": k.revoked}  # fmt: skip
+            "default_max_tokens": k.default_max_tokens, "compact": k.compact, "created": k.created,
+            "revoked": k.revoked}  # fmt: skip
 
 
 def _fail(refusal: Refusal) -> JSONResponse:
@@ -88,13 +89,13 @@ async def keys_list(request: Request, rt: Runtime) -> Response:
 
 async def keys_create(request: Request, rt: Runtime) -> Response:
     body = await _json(request)
-    _fields(body, ("name", "limit"), ("window", "scopes", "models", "default_max_tokens"))
+    _fields(body, ("name", "limit"), ("window", "scopes", "models", "default_max_tokens", "compact"))
     if not isinstance(body["limit"], str):
         raise SpendRequestError(f'limit must be dollars as a string ("5", "0.50"), got {body["limit"]!r}')
     plain, key = await asyncio.to_thread(
         create_key, rt.config, name=body["name"], limit=body["limit"], window=body.get("window", "total"),
         scopes=body.get("scopes", ()), models=body.get("models", ("*",)),
-        default_max_tokens=body.get("default_max_tokens"),
+        default_max_tokens=body.get("default_max_tokens"), compact=body.get("compact", False),
     )  # fmt: skip
     return JSONResponse({"key": plain, **_key(key)}, status_code=201)
 

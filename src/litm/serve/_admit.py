@@ -4,9 +4,11 @@
 2. **parse** the JSON body: 400;
 3. **resolve the model**: a model the config does not route is refused (404), one the key may not call
    403, one served by the other provider family's endpoint 400; its price was checked at start-up;
-4. **count** the request with the model's tokenizer (:func:`~litm.models.tokenizers.count_request`: the
-   count's bound ``upper`` is exact, or raised by the tokenizer's stated margin): 400 when it cannot;
-5. over the model's ``max_input_tokens`` (compared with ``upper``): 400 ``context_length_exceeded``;
+4. **count** the request with the model's tokenizer through the guard's
+   :class:`~litm.budget.guard.gate.TokenGate` (``count_request``: the count's bound ``upper`` is exact, or
+   raised by the tokenizer's stated margin): 400 when it cannot;
+5. over the model's input limit (compared with ``upper``): 400 ``context_length_exceeded``, or, for a key
+   with ``compact``, the conversation compacted to fit (the gate's ``on_exceed="trim"``) and said so;
 6. no output limit: the key's ``default_max_tokens`` is written into the request, or it is refused (400);
 7. **reserve** the worst case on every scope of the key's chain, atomically (litm.spend's
    :class:`~litm.budget.guard.spend.SpendStep`, the same rules as a guarded SDK client: the request's
@@ -26,9 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from litm.budget.guard.gate import TokenGate
 from litm.budget.guard.pipeline import Call
 from litm.budget.guard.spend import OUTPUT_LIMITS, SpendStep, output_limit
 from litm.errors import (
+    ContextBudgetExceeded,
     LedgerUnavailableError,
     LitmError,
     PriceUnknownError,
@@ -38,7 +42,7 @@ from litm.errors import (
     SpendRequestError,
     VirtualKeyError,
 )
-from litm.models.tokenizers import TokenCount, count_request
+from litm.models.tokenizers import TokenCount
 from litm.serve._config import ModelRoute, Upstream
 from litm.serve._keys import VirtualKey
 from litm.serve._runtime import Runtime
@@ -62,6 +66,7 @@ class Admitted:
     call: Call
     pass_usage_chunk: bool
     reserve_s: float = 0.0
+    compacted: bool = False
 
     @property
     def body(self) -> Mapping[str, Any]:
@@ -159,17 +164,22 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     if not isinstance(body, dict):
         raise Refusal(400, "invalid_json", "the request body must be a JSON object")
     route, upstream = _route(rt, api, key, body)
+    limit = rt.max_input.get(route.name, route.max_input_tokens) or None
+    # The guard's own token gate: the same count, bound and compaction as a guarded SDK client.
+    gate = TokenGate(limit, rt.tokenizers[route.name], on_exceed="trim" if key.compact and limit else "raise")
     try:
-        count = count_request(rt.tokenizers[route.name], body, api)
+        gated = gate.before(Call(api, "", body))
+    except ContextBudgetExceeded as exc:
+        raise Refusal(400, "context_length_exceeded",
+                      f"prompt is too long: {exc.upper} tokens (bound of the count) > {limit} maximum for model "
+                      f"{route.name!r}{' even compacted' if key.compact else ''}; nothing was sent",
+                      {"input_tokens": exc.upper, "max_input_tokens": limit}) from None  # fmt: skip
     except (PromptError, TypeError, ValueError) as exc:
         raise Refusal(400, "uncountable_request", f"the request cannot be counted: {exc}") from None
-    limit = rt.max_input.get(route.name, route.max_input_tokens)
-    if limit and count.upper > limit:
-        raise Refusal(400, "context_length_exceeded",
-                      f"prompt is too long: {count.upper} tokens (bound of the count) > {limit} "
-                      f"maximum for model {route.name!r}; nothing was sent",
-                      {"input_tokens": count.upper, "max_input_tokens": limit})  # fmt: skip
-    body = _limited(api, {**body, "model": route.sent_name}, key, upstream)
+    count, compacted = gated.count, gated.compacted
+    if count is None:  # the gate counts every call it passes; a call without a count is never reserved
+        raise Refusal(400, "uncountable_request", "the request could not be counted")
+    body = _limited(api, {**dict(gated.body), "model": route.sent_name}, key, upstream)
     stream = body.get("stream") is True
     options = body.get("stream_options")
     asked = api != "openai-chat" or (isinstance(options, Mapping) and bool(options.get("include_usage")))
@@ -181,4 +191,5 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
         call = await step.abefore(call)
     except LitmError as exc:
         raise _refusal(exc) from None
-    return Admitted(request_id, api, key, route, upstream, count, step, call, asked, time.perf_counter() - started)
+    return Admitted(request_id, api, key, route, upstream, count, step, call, asked, time.perf_counter() - started,
+                    compacted)  # fmt: skip

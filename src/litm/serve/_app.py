@@ -44,7 +44,6 @@ from litm.serve._metrics import Metrics
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
 from litm.serve._stream import relay
-from litm.spend import Reservation
 
 __all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
 
@@ -122,8 +121,12 @@ async def _remaining(rt: Runtime, chain: tuple[str, ...]) -> tuple[str, int] | N
     return tight.scope, tight.available
 
 
-def _spend_headers(request_id: str, r: Reservation, left: tuple[str, int] | None) -> dict[str, str]:
-    headers = {"x-request-id": request_id, "x-litm-held-micros": str(r.amount)}
+def _spend_headers(adm: Admitted, left: tuple[str, int] | None) -> dict[str, str]:
+    r = adm.reservation
+    headers = {"x-request-id": adm.request_id, "x-litm-held-micros": str(r.amount),
+               "x-litm-input-tokens": str(adm.count.upper)}  # fmt: skip
+    if adm.compacted:
+        headers["x-litm-compacted"] = "true"
     if r.settlement is not None:
         headers["x-litm-cost-micros"] = str(r.settlement.cost)
         headers["x-litm-outcome"] = r.settlement.state
@@ -157,7 +160,7 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         content = await resp.aread()
         await resp.aclose()
         await adm.step.afailed(adm.call, UpstreamStatus(resp.status_code))
-        headers = _spend_headers(adm.request_id, adm.reservation, None)
+        headers = _spend_headers(adm, None)
         _log_call(request, adm, resp.status_code, "upstream_error")
         return Response(content, status_code=resp.status_code,
                         media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
@@ -174,7 +177,7 @@ async def _forward(request: Request, adm: Admitted) -> Response:
     await adm.step.aafter(adm.call, parsed)
     settlement = adm.reservation.settlement
     metrics.booked(adm.route.name, settlement.cost if settlement else 0, time.perf_counter() - settling)
-    headers = _spend_headers(adm.request_id, adm.reservation, await _remaining(rt, adm.key.chain))
+    headers = _spend_headers(adm, await _remaining(rt, adm.key.chain))
     _log_call(request, adm, resp.status_code, "ok")
     return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
 
@@ -206,7 +209,7 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
     body: AsyncIterator[bytes] = relay(resp, StreamUsage(adm.api, pass_usage_chunk=adm.pass_usage_chunk),
                                        settle, charge, done)  # fmt: skip
     return StreamingResponse(body, status_code=resp.status_code, media_type="text/event-stream",
-                             headers=_spend_headers(adm.request_id, r, None))  # fmt: skip
+                             headers=_spend_headers(adm, None))  # fmt: skip
 
 
 def _log_call(request: Request, adm: Admitted, status: int, outcome: str) -> None:

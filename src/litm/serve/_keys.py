@@ -4,8 +4,9 @@ A key reads ``sk-litm-<id>-<secret>``: ``id`` (12 hex digits) finds its row, ``s
 URL-safe) is never stored: the store keeps ``sha256(id:secret)`` and compares it in constant time. The
 plain key is returned once, by :meth:`KeyStore.create` (and :meth:`KeyStore.rotate`). A key maps to a scope
 chain of :mod:`litm.spend` (outermost first; its own scope ``key:<id>`` is always the last), the models it
-may call (``*``: every configured model) and its output policy: with ``default_max_tokens`` a request that
-sets no output limit is sent with that one, without it such a request is refused.
+may call (``*``: every configured model) and its policies: with ``default_max_tokens`` a request that sets
+no output limit is sent with that one, without it such a request is refused; with ``compact`` a conversation
+over the model's input limit is compacted to fit (litm's history compaction) instead of refused.
 
 Reading (``list``, ``authenticate``) never creates the store; only ``create`` does.
 
@@ -48,7 +49,8 @@ CREATE TABLE IF NOT EXISTS keys (
     models TEXT NOT NULL,
     default_max_tokens INTEGER,
     created REAL NOT NULL,
-    revoked REAL
+    revoked REAL,
+    compact INTEGER NOT NULL DEFAULT 0
 )
 """
 # A fixed digest to compare against when the id is unknown, so an unknown id costs what a wrong secret does.
@@ -70,6 +72,7 @@ class VirtualKey:
     default_max_tokens: int | None
     created: float
     revoked: float | None
+    compact: bool = False
 
     @property
     def scope(self) -> str:
@@ -122,17 +125,17 @@ class KeyStore:
 
     @staticmethod
     def _row(row: tuple[object, ...]) -> VirtualKey:
-        kid, name, scopes, models, default, created, revoked = row
+        kid, name, scopes, models, default, created, revoked, compact = row
         return VirtualKey(str(kid), str(name), tuple(json.loads(str(scopes))), tuple(json.loads(str(models))),
                           None if default is None else int(str(default)), float(str(created)),
-                          None if revoked is None else float(str(revoked)))  # fmt: skip
+                          None if revoked is None else float(str(revoked)), bool(compact))  # fmt: skip
 
-    _COLUMNS = "id, name, scopes, models, default_max_tokens, created, revoked"
+    _COLUMNS = "id, name, scopes, models, default_max_tokens, created, revoked, compact"
 
     # -- writing -----------------------------------------------------------------------------------------
 
     def create(self, *, name: str, scopes: Sequence[str] = (), models: Sequence[str] = ("*",),
-               default_max_tokens: int | None = None) -> tuple[str, VirtualKey]:  # fmt: skip
+               default_max_tokens: int | None = None, compact: bool = False) -> tuple[str, VirtualKey]:  # fmt: skip
         """A new key: returns ``(plain key, record)``. The plain key is not stored and cannot be shown again."""
         if not isinstance(name, str) or not name.strip():
             raise SpendRequestError("a key needs a non-empty name")
@@ -141,17 +144,21 @@ class KeyStore:
                 raise SpendRequestError(f"{what} must be a list of names, not the string {value!r}")
         if not models or any(not isinstance(m, str) or not m for m in models):
             raise SpendRequestError(f"models must be model names (or '*'), got {list(models)!r}")
-        if default_max_tokens is not None and (isinstance(default_max_tokens, bool) or default_max_tokens < 1):
+        if default_max_tokens is not None and (
+            isinstance(default_max_tokens, bool) or not isinstance(default_max_tokens, int) or default_max_tokens < 1
+        ):
             raise SpendRequestError(f"default_max_tokens must be an integer >= 1, got {default_max_tokens!r}")
+        if not isinstance(compact, bool):
+            raise SpendRequestError(f"compact must be true or false, got {compact!r}")
         kid, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         outer = tuple(scopes)
         check_chain([*outer, f"key:{kid}"])
-        key = VirtualKey(kid, name.strip(), outer, tuple(models), default_max_tokens, time.time(), None)
+        key = VirtualKey(kid, name.strip(), outer, tuple(models), default_max_tokens, time.time(), None, compact)
         conn = self._writer()
         try:
-            conn.execute(f"INSERT INTO keys ({self._COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            conn.execute(f"INSERT INTO keys ({self._COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (kid, key.name, json.dumps(outer), json.dumps(list(models)), default_max_tokens,
-                          key.created, None, _digest(kid, secret)))  # fmt: skip
+                          key.created, None, int(compact), _digest(kid, secret)))  # fmt: skip
         finally:
             conn.close()
         return f"{KEY_PREFIX}{kid}-{secret}", key
