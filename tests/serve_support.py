@@ -65,9 +65,11 @@ class StandIn:
                 await asyncio.sleep(self.delay_s)
             model = str(body.get("model", ""))
             if model.startswith("fail-"):
+                # Echoes the credential it was sent, as a careless provider might in an error message.
                 status = int(model.split("-")[1])
-                return JSONResponse({"error": {"message": "failing on purpose", "type": "server_error"}},
-                                    status_code=status)  # fmt: skip
+                sent = request.headers.get("authorization", "") + request.headers.get("x-api-key", "")
+                return JSONResponse({"error": {"message": f"failing on purpose (credential {sent!r})",
+                                               "type": "server_error"}}, status_code=status)  # fmt: skip
             limit = body.get("max_completion_tokens") or body.get("max_tokens") or body.get("max_output_tokens") or 99
             out = min(int(limit), self.output)
             path = request.url.path

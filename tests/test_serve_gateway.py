@@ -106,6 +106,19 @@ price = {{ input = "0", output = "1000" }}
 [models.fail-429]
 upstream = "local"
 price = {{ input = "0", output = "1000" }}
+
+[upstreams.keyed]
+kind = "openai-compatible"
+base_url = "{upstream}/v1"
+api_key_env = "TEST_OPENAI_SECRET"
+
+[models.fail-401]
+upstream = "keyed"
+price = {{ input = "0", output = "1000" }}
+
+[models.fail-400]
+upstream = "keyed"
+price = {{ input = "0", output = "1000" }}
 """
 
 
@@ -306,6 +319,18 @@ def test_upstream_errors_refund_or_charge_by_the_spend_rule(gw: Env) -> None:
         gw.openai().chat.completions.create(model="fail-500", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
     after = gw.status(scope)
     assert after[1] - before[1] == 10_000 and after[2] == 0
+
+
+def test_the_provider_secret_never_comes_back_in_an_upstream_error(gw: Env) -> None:
+    msgs = [{"role": "user", "content": "hello"}]
+    with pytest.raises(openai.APIStatusError) as denied:  # the provider refused the gateway's own key
+        gw.openai().chat.completions.create(model="fail-401", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
+    assert denied.value.status_code == 502 and denied.value.code == "upstream_refused_credentials"
+    assert OPENAI_SECRET not in denied.value.response.text
+    with pytest.raises(openai.BadRequestError) as echoed:  # an error body that quotes the credential
+        gw.openai().chat.completions.create(model="fail-400", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
+    assert OPENAI_SECRET not in echoed.value.response.text and "[redacted]" in echoed.value.response.text
+    assert OPENAI_SECRET in json.dumps(gw.standin.seen[-1].headers)  # it was sent upstream, as it must be
 
 
 def test_curl_is_a_client_too(gw: Env) -> None:

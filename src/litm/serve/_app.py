@@ -162,6 +162,16 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         await adm.step.afailed(adm.call, UpstreamStatus(resp.status_code))
         headers = _spend_headers(adm, None)
         _log_call(request, adm, resp.status_code, "upstream_error")
+        if resp.status_code in (401, 403) or resp.status_code < 400:
+            # The provider refused the gateway's own credentials (its message may quote part of the secret),
+            # or redirected: neither is the client's to see or follow.
+            code = "upstream_redirect" if resp.status_code < 400 else "upstream_refused_credentials"
+            why = f"upstream {upstream.name!r} answered HTTP {resp.status_code}; the operator must check its config"
+            return JSONResponse(error_body(API_FAMILY[adm.api], Refusal(502, code, why)), status_code=502,
+                                headers=headers)  # fmt: skip
+        secret = rt.secrets[upstream.name]
+        if secret:  # a provider that echoes the credential it was sent must not hand it to the client
+            content = content.replace(secret.encode(), b"[redacted]")
         return Response(content, status_code=resp.status_code,
                         media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
     if adm.stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
