@@ -111,3 +111,24 @@ def test_a_ledger_that_stops_answering_fails_closed(tmp_path: Path, private_redi
         assert httpx.get(gw.url + "/readyz", timeout=60).status_code == 503
         assert httpx.get(gw.url + "/healthz").status_code == 200
     assert double.count() == 1
+
+
+def test_two_gateways_on_one_redis_share_one_budget(tmp_path: Path, redis_server: RedisServer, redis_namespace: str,
+                                                    standin: tuple[StandIn, str]) -> None:  # fmt: skip
+    double, upstream = standin
+    cfg = _config(tmp_path, upstream, redis_server.url, redis_namespace)
+    plain, key = create_key(cfg, name="t", limit="0.04")  # four worst cases, for both gateways together
+    body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+
+    async def burst(urls: list[str]) -> list[int]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            got = await asyncio.gather(*(client.post(urls[i % 2] + "/v1/chat/completions", json=body,
+                                                     headers={"authorization": f"Bearer {plain}"})
+                                         for i in range(30)))  # fmt: skip
+        return [r.status_code for r in got]
+
+    with ThreadedServer(create_app(cfg)) as one, ThreadedServer(create_app(cfg)) as two:
+        statuses = asyncio.run(burst([one.url, two.url]))
+    assert sorted(statuses) == [200] * 4 + [402] * 26
+    assert double.count() == 4
+    assert _held_and_settled(cfg, key.scope) == (0, 4 * HOLD)
