@@ -10,7 +10,8 @@ in a workspace folder of input files that is the working directory. The contract
 * on exit 2, stderr is one line;
 * no partial file: nothing the run leaves in the workspace is an atomic writer's temporary file, an empty
   file, a JSON file that does not parse or a JSON Lines file with a torn line, and a failed run changes no
-  file that was there before it.
+  file that was there before it;
+* no state from a failed run: it creates no file outside the output folder it was given (or ``litm-out``).
 
 Real models and the network are out of bounds. ``--model`` is always given, and only as a spec of the scripted
 backend registered here (``fuzzfake``, :class:`litm.probe.testing.DeadZoneModel`) or as a malformed spec that
@@ -418,9 +419,12 @@ class Outcome:
 
     def signature(self) -> str:
         """What identifies the failure: the problem kinds and the last line of the traceback or stderr."""
-        last = (self.error or self.stderr).strip().splitlines()[-1:] or [""]
+        # The command, the rules broken and, for a traceback, the exception's type: values would make each
+        # generated case a failure of its own.
+        words = [w for w in self.case.argv[:2] if re.fullmatch(r"[a-z][a-z-]*", w)]
         kinds = sorted({p.split(":")[0] for p in self.problems})
-        return f"{self.case.argv[:2]} {kinds} {last[0][:160]}"
+        raised = self.error.strip().splitlines()[-1].split(":")[0] if self.error else ""
+        return f"{words} {kinds} {raised}"
 
     def report(self) -> str:
         argv = [a if len(a) < 80 else f"{a[:40]}...({len(a)} chars)" for a in self.case.argv]
@@ -565,6 +569,27 @@ def run_case(case: Case, workspace: Path, *, timeout_s: float = 60.0) -> Outcome
     return outcome
 
 
+def _output_dirs(argv: Sequence[str], workspace: Path) -> list[str]:
+    """Where a command line lets a run write: the folders it names (``--out``, a results folder to report
+    on, the working directory as ``.``) and litm's default ``litm-out``; "" stands for everywhere."""
+    found = ["litm-out", ".home"]
+    for i, word in enumerate(argv):
+        if word in ("--out", "-o") and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif word.startswith("--out="):
+            found.append(word.removeprefix("--out="))
+        elif not Path(word).is_absolute() and _is_dir(workspace / word):
+            found.append("" if Path(word) == Path(".") else word)
+    return [f for f in found if not Path(f).is_absolute()]
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
 def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
     problems = outcome.problems
     if outcome.error:
@@ -578,6 +603,10 @@ def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
         if len(lines) != 1 or not lines[0].startswith("litm: error: "):
             problems.append(f"stderr: {len(lines)} lines on failure, expected one 'litm: error:' line")
     after = _snapshot(workspace)
+    # A run that fails part way may leave what it finished in its output folder (a resumable log, say), but a
+    # failed run creates nothing anywhere else: not a ledger, not a key store, not a file named by mistake.
+    named = _output_dirs(outcome.case.argv, workspace)
+    outputs = ("",) if "" in named else tuple(f"{Path(p).as_posix().rstrip('/')}/" for p in named)
     for name in sorted(after):
         if name in before and before[name] == after[name]:
             continue
@@ -586,6 +615,8 @@ def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
             problems.append(f"partial file: {name}: {why}")
         elif name in before and outcome.exit_code != 0:
             problems.append(f"partial file: {name}: changed by a failed run")
+        elif outcome.exit_code != 0 and not name.startswith(outputs):
+            problems.append(f"state: a failed run created {name}")
 
 
 def prepare(folder: Path, *, huge_bytes: int = 200_000) -> Path:

@@ -23,6 +23,15 @@ from litm.cli import app
 CASES = 10
 SEED = "suite-1"
 CORPUS = sorted((Path(__file__).parent / "data" / "cli-fuzz").glob("*.json"))
+#: Commands with a defect the fuzzer found in another engineer's area, expected to fail until it is fixed
+#: (strict: once fixed, the entry has to go).
+KNOWN: dict[str, str] = {
+    "keys rotate": "a failed `litm keys rotate ID` (no such key) creates keys.db in the working directory",
+}
+KNOWN_CASES: dict[str, str] = {
+    "keys-rotate-unknown-creates-store": KNOWN["keys rotate"],
+    "spend-set-limit-bad-scope-creates-ledger": "set-limit creates the ledger file, then refuses the scope",
+}
 
 
 @pytest.fixture(scope="module", name="sandboxed")
@@ -35,13 +44,23 @@ def _run(case: Case, folder: Path) -> Outcome:
     return run_case(case, prepare(folder, huge_bytes=50_000), timeout_s=30)
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[c.name])] if c.name in KNOWN else [])
+     for c in COMMANDS],
+    ids=[c.name for c in COMMANDS],
+)  # fmt: skip
 def test_generated_command_lines_keep_the_cli_contract(command: object, tmp_path: Path, sandboxed: None) -> None:
     outcomes = [_run(case, tmp_path / f"case{i}") for i, case in enumerate(draw_cases(command, CASES, SEED))]  # type: ignore[arg-type]
     assert all(o.ok for o in outcomes), describe(outcomes)
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_CASES[p.stem])] if p.stem in KNOWN_CASES
+                  else []) for p in CORPUS],
+    ids=[p.stem for p in CORPUS],
+)  # fmt: skip
 def test_failures_found_by_the_fuzzer_stay_fixed(path: Path, tmp_path: Path, sandboxed: None) -> None:
     outcome = _run(Case.from_json(json.loads(path.read_text(encoding="utf-8"))), tmp_path / "case")
     assert outcome.ok, outcome.report()
