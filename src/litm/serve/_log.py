@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["JsonFormatter", "access", "setup_logging"]
+__all__ = ["JsonFormatter", "access", "setup_logging", "uvicorn_log_config"]
 
 log = logging.getLogger("litm.serve.access")
 
@@ -38,6 +38,16 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             out["error"] = f"{record.exc_info[0].__name__ if record.exc_info[0] else 'error'}: {record.exc_info[1]}"
         return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def uvicorn_log_config(level: str) -> dict[str, Any]:
+    """uvicorn's own records (start, stop, worker supervision, errors) as the same JSON lines."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    quiet = {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
+    return {"version": 1, "disable_existing_loggers": False,
+            "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}}, "handlers": {"stderr": handler},
+            "loggers": {"uvicorn": quiet, "uvicorn.error": {"level": level.upper()},
+                        "uvicorn.access": quiet}}  # fmt: skip
 
 
 def setup_logging(level: str = "info") -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from litm.errors import MissingDependencyError
 from litm.serve._config import CONFIG_ENV, ENV_PREFIX, load_config
+from litm.serve._log import uvicorn_log_config
 from litm.serve._runtime import build_runtime
 
 __all__ = ["serve"]
@@ -44,6 +45,7 @@ def serve(config_path: str | Path | None, *, host: str | None = None, port: int 
     try:
         uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port,
                     workers=s.workers, log_level=s.log_level, access_log=False,
+                    log_config=uvicorn_log_config(s.log_level),
                     timeout_graceful_shutdown=int(s.graceful_timeout_s), server_header=False)  # fmt: skip
     finally:
         if made:
