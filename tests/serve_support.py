@@ -48,6 +48,7 @@ class StandIn:
 
     delay_s: float = 0.0
     event_delay_s: float = 0.0  # between the events of a stream
+    break_streams: bool = False  # drop the connection after a stream's first event
     output: int = OUTPUT
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -105,7 +106,9 @@ class StandIn:
 
         model = body.get("model")
         if path.endswith("/chat/completions"):
-            for text in ("h", "i"):
+            for n, text in enumerate(("h", "i")):
+                if n and self.break_streams:
+                    raise ConnectionResetError("the stand-in drops the stream on purpose")
                 yield sse({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model,
                            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})  # fmt: skip
                 await asyncio.sleep(self.event_delay_s)
@@ -114,6 +117,23 @@ class StandIn:
                 yield sse({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
                            "usage": usage})  # fmt: skip
             yield b"data: [DONE]\n\n"
+        elif path.endswith("/responses"):
+            usage = {
+                "input_tokens": INPUT,
+                "output_tokens": out,
+                "total_tokens": INPUT + out,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            }
+            base = {"id": "resp_1", "object": "response", "created_at": 0, "model": model, "output": [],
+                    "parallel_tool_calls": True, "tool_choice": "auto", "tools": []}  # fmt: skip
+            yield sse({"type": "response.created", "sequence_number": 0,
+                       "response": {**base, "status": "in_progress"}}, "response.created")  # fmt: skip
+            yield sse({"type": "response.output_text.delta", "sequence_number": 1, "item_id": "m1",
+                       "output_index": 0, "content_index": 0, "delta": "hi", "logprobs": []},
+                      "response.output_text.delta")  # fmt: skip
+            yield sse({"type": "response.completed", "sequence_number": 2,
+                       "response": {**base, "status": "completed", "usage": usage}}, "response.completed")  # fmt: skip
         elif path.endswith("/v1/messages"):
             yield sse({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
                        "model": model, "content": [], "stop_reason": None, "stop_sequence": None,

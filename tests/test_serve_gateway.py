@@ -197,6 +197,16 @@ def test_openai_responses_api(gw: Env) -> None:
     assert gw.standin.seen[-1].path == "/v1/responses"
 
 
+def test_openai_responses_stream_passes_through_and_settles(gw: Env) -> None:
+    before = gw.status(gw_key_scope(gw, "main"))
+    events = list(gw.openai().responses.create(model="gpt-4o-mini", input="hello", max_output_tokens=40,
+                                               stream=True))  # fmt: skip
+    assert [e.type for e in events] == ["response.created", "response.output_text.delta", "response.completed"]
+    after = gw.status(gw_key_scope(gw, "main"))
+    assert after[1] - before[1] == _cost("gpt-4o-mini", "openai", {"input_tokens": INPUT, "output_tokens": 5})
+    assert after[2] == 0
+
+
 def test_openai_stream_hides_the_usage_chunk_it_asked_for_and_settles(gw: Env) -> None:
     before = gw.status(gw_key_scope(gw, "main"))
     chunks = list(gw.openai().chat.completions.create(

@@ -95,6 +95,28 @@ def test_a_stream_the_client_aborts_is_charged_its_full_hold(tmp_path: Path, led
         assert _held_and_settled(cfg, key.scope) == (0, HOLD)
 
 
+def test_a_stream_the_upstream_breaks_is_charged_its_full_hold(tmp_path: Path, standin: tuple[StandIn, str]) -> None:
+    double, upstream = standin
+    double.break_streams, double.output = True, 2
+    cfg = _config(tmp_path, upstream, str(tmp_path / "spend.db"))
+    plain, key = create_key(cfg, name="t", limit="1")
+    body = {"model": "cap-model", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with ThreadedServer(create_app(cfg)) as gw:
+        got: list[str] = []
+        with (
+            pytest.raises(httpx.HTTPError),
+            httpx.stream(
+                "POST", gw.url + "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {plain}"}
+            ) as resp,
+        ):
+            got.extend(resp.iter_lines())
+        assert got and got[0].startswith("data: ")  # the first event came through before the break
+        deadline = time.monotonic() + 10
+        while _held_and_settled(cfg, key.scope) != (0, HOLD) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _held_and_settled(cfg, key.scope) == (0, HOLD)
+
+
 def test_a_ledger_that_stops_answering_fails_closed(tmp_path: Path, private_redis: RedisServer,
                                                     standin: tuple[StandIn, str]) -> None:  # fmt: skip
     double, upstream = standin
