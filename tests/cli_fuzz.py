@@ -318,14 +318,32 @@ def _value(rng: random.Random, param: Any, *, is_out: bool) -> str:
     if ann is bool:
         return rng.choice(("true", "false", "maybe", ""))
     if ann is int:
+        if name not in COST and rng.random() < 0.2:
+            return str(rng.randint(-(10 ** rng.randint(0, 30)), 10 ** rng.randint(0, 30)))
         return rng.choice(SMALL_INTS if name in COST else INTS)
     if ann is float:
-        return rng.choice(FLOATS)
+        return repr(rng.uniform(-2, 2)) if rng.random() < 0.2 else rng.choice(FLOATS)
     if ann is Path:
         if is_out:
             return rng.choice(OUT_PATHS)
         return rng.choice((*FILES, "profile.json", "profile-bad.json", "huge.jsonl", *PATHS, "docs-dir", "probe-run"))
-    return rng.choice(TEXTS)
+    return random_text(rng) if rng.random() < 0.25 else rng.choice(TEXTS)
+
+
+#: Where random text draws its characters: ASCII, control characters, Latin, CJK, emoji, the undecodable bytes
+#: of a non-UTF-8 command line (U+DC80-U+DCFF), line and paragraph separators, the byte-order mark.
+_RANGES = ((0x20, 0x7E), (0x00, 0x1F), (0xA0, 0x17F), (0x4E00, 0x4E50), (0x1F600, 0x1F640), (0xDC80, 0xDCFF),
+           (0x2028, 0x2029), (0xFEFF, 0xFEFF))  # fmt: skip
+
+
+def random_text(rng: random.Random, size: int = 40) -> str:
+    """A string of up to ``size`` characters, mostly ASCII, from every range in :data:`_RANGES`."""
+    weights = (20, 2, 3, 2, 1, 1, 1, 1)
+    chars = []
+    for _ in range(rng.randint(0, size)):
+        lo, hi = rng.choices(_RANGES, weights)[0]
+        chars.append(chr(rng.randint(lo, hi)))
+    return "".join(chars)
 
 
 def _is_out(param: Any) -> bool:
