@@ -22,6 +22,7 @@ A streamed OpenAI chat request is sent with ``stream_options.include_usage`` (by
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Mapping
@@ -164,6 +165,14 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     if not isinstance(body, dict):
         raise Refusal(400, "invalid_json", "the request body must be a JSON object")
     route, upstream = _route(rt, api, key, body)
+    # Counting (CPU) and reserving (ledger I/O) run in one worker thread: one hop off the event loop, which
+    # keeps serving other requests meanwhile.
+    return await asyncio.to_thread(_gate_and_reserve, rt, api, key, route, upstream, body, request_id)
+
+
+def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
+                      body: dict[str, Any], request_id: str) -> Admitted:  # fmt: skip
+    """Steps 4-7: count (the guard's token gate), the context limit, the output limit, the reservation."""
     limit = rt.max_input.get(route.name, route.max_input_tokens) or None
     # The guard's own token gate: the same count, bound and compaction as a guarded SDK client.
     gate = TokenGate(limit, rt.tokenizers[route.name], on_exceed="trim" if key.compact and limit else "raise")
@@ -188,7 +197,7 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     call = Call(api, "", body, stream=stream, count=count, upper=count.upper)
     started = time.perf_counter()
     try:
-        call = await step.abefore(call)
+        call = step.before(call)
     except LitmError as exc:
         raise _refusal(exc) from None
     return Admitted(request_id, api, key, route, upstream, count, step, call, asked, time.perf_counter() - started,

@@ -109,16 +109,21 @@ def _upstream_headers(request: Request, upstream: Upstream, secret: str, request
     return headers
 
 
-async def _remaining(rt: Runtime, chain: tuple[str, ...]) -> tuple[str, int] | None:
-    """The scope with the least left over the chain, and how much (None when the ledger does not say)."""
+def _settle(rt: Runtime, adm: Admitted, answer: Any) -> tuple[float, tuple[str, int] | None]:
+    """Settle from ``answer``'s usage (the spend step's rules), then read the scope with the least left over the
+    key's chain: in one worker thread, one hop off the event loop. Returns the settle's seconds and
+    ``(scope, micro-dollars left)``, None when the ledger does not say."""
+    started = time.perf_counter()
+    adm.step.after(adm.call, answer)
+    settle_s = time.perf_counter() - started
     try:
-        rows = await asyncio.to_thread(rt.cap.ledger.status, list(chain))
+        rows = rt.cap.ledger.status(list(adm.key.chain))
     except LedgerUnavailableError:
-        return None
+        return settle_s, None
     if not rows:
-        return None
+        return settle_s, None
     tight = min(rows, key=lambda c: c.available)
-    return tight.scope, tight.available
+    return settle_s, (tight.scope, tight.available)
 
 
 def _spend_headers(adm: Admitted, left: tuple[str, int] | None) -> dict[str, str]:
@@ -183,11 +188,10 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         await resp.aclose()
         await adm.step.afailed(adm.call, exc)
         raise Refusal(502, "upstream_unreadable", f"upstream {upstream.name!r} sent an unreadable answer") from None
-    settling = time.perf_counter()
-    await adm.step.aafter(adm.call, parsed)
+    settle_s, left = await asyncio.to_thread(_settle, rt, adm, parsed)
     settlement = adm.reservation.settlement
-    metrics.booked(adm.route.name, settlement.cost if settlement else 0, time.perf_counter() - settling)
-    headers = _spend_headers(adm, await _remaining(rt, adm.key.chain))
+    metrics.booked(adm.route.name, settlement.cost if settlement else 0, settle_s)
+    headers = _spend_headers(adm, left)
     _log_call(request, adm, resp.status_code, "ok")
     return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
 
