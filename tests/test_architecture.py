@@ -24,6 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("litm.prompt",),
     ("litm.models",),
     ("litm.tokens", "litm.spend", "litm.retrieve"),
+    # Compression scores with models and the retriever's embedder, counts with litm.tokens; the gate uses it.
+    ("litm.compress",),
     ("litm.budget",),
     ("litm.code", "litm.eval", "litm.rag", "litm.serve"),
     ("litm.probe", "litm.bench"),

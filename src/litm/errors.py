@@ -320,3 +320,8 @@ class DataFileError(InputFormatError):
         self.path = path
         self.line = line
         self.field = field
+
+
+class CompressionError(LitmError, ValueError):
+    """Context compression cannot do what was asked: no documents, a budget below the smallest sentence, no
+    tokenizer to hold a token target with, an unreadable score cache."""
