@@ -293,6 +293,10 @@ def test_refusals_in_each_providers_shape_never_reach_the_upstream(gw: Env) -> N
     auth = {"authorization": f"Bearer {gw.keys['main']}", "content-type": "application/json"}
     big = httpx.post(gw.url + "/v1/chat/completions", content=b"x" * 300_000, headers=auth)
     assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
+    deep = b"[" * 50_000 + b"]" * 50_000  # deeper than the JSON parser goes
+    for path in ("/v1/chat/completions", "/v1/messages/count_tokens"):
+        got = httpx.post(gw.url + path, content=deep, headers=auth)
+        assert got.status_code == 400 and got.json()["error"]["code"] == "invalid_json", path
     assert gw.standin.count() == before
 
 

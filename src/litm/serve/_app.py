@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import time
 import uuid
@@ -46,6 +47,8 @@ from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_b
 from litm.serve._stream import relay
 
 __all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
+
+log = logging.getLogger("litm.serve")
 
 #: Client headers that may go upstream; everything else (cookies, the client's keys, SDK telemetry) stays.
 FORWARDED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
@@ -274,7 +277,7 @@ async def count_tokens(request: Request) -> Response:
         raw = await _body(request, rt.config.server.max_body_bytes)
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise Refusal(400, "invalid_json", "the request body is not valid JSON") from None
         model = body.get("model") if isinstance(body, dict) else None
         route = rt.config.route(model) if isinstance(model, str) else None
@@ -358,7 +361,17 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         Route("/readyz", readyz, methods=["GET"]),
         *admin_routes(),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _no_route, 405: _no_route})
+    handlers = {404: _no_route, 405: _no_route, Exception: _internal}
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    """A defect of the gateway's own: a 500 in the provider's shape, logged as one line (type and message, no
+    request content). A hold it leaves open is charged in full when its lease expires (fail closed)."""
+    log.error("request to %s failed: %s: %s", request.url.path, type(exc).__name__, exc)
+    family: Family = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
+    refusal = Refusal(500, "internal_error", "the gateway failed on this request; see its log")
+    return JSONResponse(error_body(family, refusal), status_code=500)
 
 
 async def _no_route(request: Request, exc: Exception) -> Response:
