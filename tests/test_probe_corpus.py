@@ -90,7 +90,7 @@ def test_load_corpus_from_jsonl(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("not json\n", "not JSON"), ('{"title": "no text"}\n', "'text' field")],
+    [("not json\n", "bad.jsonl:1 is not valid JSON"), ('{"title": "no text"}\n', "'text' field")],
 )
 def test_bad_jsonl_is_a_clear_error(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"

@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,8 +28,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from litm.errors import InputFormatError
 from litm.eval.datasets import nq_rows
 from litm.probe.errors import ProbeError
+from litm.util.records import parse_json
 from litm.util.sentences import split_sentences as _split
 
 __all__ = ["DEFAULT_CORPUS_NAME", "Corpus", "Unit", "default_corpus", "load_corpus", "split_sentences"]
@@ -175,13 +176,14 @@ def _read_markup(text: str) -> list[str]:
 
 def _read_jsonl(path: Path) -> list[str]:
     texts: list[str] = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks on U+2028, which a JSON string may hold raw.
+    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ProbeError(f"{path}:{i}: not JSON ({exc.msg})") from None
+            obj = parse_json(line, source=f"{path}:{i}")
+        except InputFormatError as exc:  # bad JSON, too deep, an integer too long, an unpaired surrogate
+            raise ProbeError(str(exc)) from None
         text = obj
         if isinstance(obj, dict):
             text = next((obj[k] for k in ("text", "content", "page_content", "contents") if k in obj), None)
