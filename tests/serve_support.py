@@ -178,8 +178,8 @@ class ThreadedServer:
 class GatewayProcess:
     """``litm serve --config FILE`` as a child process (its own workers), stderr captured to ``log``."""
 
-    def __init__(self, config: Path, log: Path, env: dict[str, str], port: int) -> None:
-        self.config, self.log, self.port = config, log, port
+    def __init__(self, config: Path, log: Path, env: dict[str, str], port: int, args: tuple[str, ...] = ()) -> None:
+        self.config, self.log, self.port, self.args = config, log, port, args
         self.env = {**os.environ, **env}
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -189,8 +189,8 @@ class GatewayProcess:
 
     def __enter__(self) -> GatewayProcess:
         with self.log.open("wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "litm", "serve", "--config", str(self.config)],
-                                         stdout=out, stderr=subprocess.STDOUT, env=self.env)  # fmt: skip
+            self.proc = subprocess.Popen([sys.executable, "-m", "litm", "serve", "--config", str(self.config),
+                                          *self.args], stdout=out, stderr=subprocess.STDOUT, env=self.env)  # fmt: skip
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

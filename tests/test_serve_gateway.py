@@ -433,14 +433,14 @@ def test_sigterm_lets_a_stream_in_flight_finish_and_settle(gw: Env, tmp_path: Pa
     import signal
 
     port = free_port()
-    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET, "TEST_ADMIN_KEY": ADMIN_KEY,
-           "LITM_SERVE__SERVER__PORT": str(port), "LITM_SERVE__SERVER__WORKERS": "1"}  # fmt: skip
+    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET, "TEST_ADMIN_KEY": ADMIN_KEY}
     scope = gw_key_scope(gw, "main")
     before = gw.status(scope)
     gw.standin.event_delay_s = 0.4
     body = {"model": "gpt-4o-mini", "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": "x"}]}
     try:
-        with GatewayProcess(gw.config, tmp_path / "one.log", env, port) as one:
+        # The command line's --port and --workers override the file (2 workers there).
+        with GatewayProcess(gw.config, tmp_path / "one.log", env, port, ("--port", str(port), "--workers", "1")) as one:
             with httpx.stream("POST", one.url + "/v1/chat/completions", json=body, timeout=30,
                               headers={"authorization": f"Bearer {gw.keys['main']}"}) as resp:  # fmt: skip
                 lines = resp.iter_lines()
@@ -453,6 +453,7 @@ def test_sigterm_lets_a_stream_in_flight_finish_and_settle(gw: Env, tmp_path: Pa
             assert one.proc.wait(timeout=20) in (0, -signal.SIGTERM)
             with pytest.raises(httpx.ConnectError):
                 httpx.get(one.url + "/healthz")
+        assert "Started parent process" not in (tmp_path / "one.log").read_text()  # one process: --workers 1
     finally:
         gw.standin.event_delay_s = 0.0
     after = gw.status(scope)
