@@ -201,8 +201,6 @@ async def _forward(request: Request, adm: Admitted) -> Response:
 
 def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> StreamingResponse:
     r = adm.reservation
-    started = request.state.started
-
     metrics = _metrics(request)
 
     async def settle(usage: Any) -> None:
@@ -220,7 +218,6 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
             metrics.booked(adm.route.name, r.amount, 0.0)
 
     def done(outcome: str) -> None:
-        request.state.started = started
         _log_call(request, adm, resp.status_code, f"stream_{outcome}")
 
     body: AsyncIterator[bytes] = relay(resp, StreamUsage(adm.api, pass_usage_chunk=adm.pass_usage_chunk),
