@@ -117,11 +117,11 @@ def test_a_stream_the_upstream_breaks_is_charged_its_full_hold(tmp_path: Path, s
         assert _held_and_settled(cfg, key.scope) == (0, HOLD)
 
 
-def test_a_ledger_that_stops_answering_fails_closed(tmp_path: Path, private_redis: RedisServer,
-                                                    standin: tuple[StandIn, str]) -> None:  # fmt: skip
+def test_a_ledger_that_stops_answering_fails_closed_and_recovers(tmp_path: Path, private_redis: RedisServer,
+                                                                  standin: tuple[StandIn, str]) -> None:  # fmt: skip
     double, upstream = standin
     cfg = _config(tmp_path, upstream, private_redis.url)
-    plain, _ = create_key(cfg, name="t", limit="1")
+    plain, key = create_key(cfg, name="t", limit="1")
     body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
     headers = {"authorization": f"Bearer {plain}"}
     with ThreadedServer(create_app(cfg)) as gw:
@@ -132,7 +132,15 @@ def test_a_ledger_that_stops_answering_fails_closed(tmp_path: Path, private_redi
         assert down.status_code == 503 and down.json()["error"]["code"] == "ledger_unavailable"
         assert httpx.get(gw.url + "/readyz", timeout=60).status_code == 503
         assert httpx.get(gw.url + "/healthz").status_code == 200
-    assert double.count() == 1
+        assert double.count() == 1
+        # Redis comes back (empty: this test server keeps nothing on disk, so the limit is set again).
+        private_redis.start()
+        led = open_ledger(cfg.ledger.url, namespace=cfg.ledger.namespace)
+        led.set_limit(key.scope, "total", 1_000_000)
+        led.close()
+        assert httpx.get(gw.url + "/readyz", timeout=60).status_code == 200
+        assert httpx.post(gw.url + "/v1/chat/completions", json=body, headers=headers, timeout=60).status_code == 200
+    assert double.count() == 2
 
 
 def test_two_gateways_on_one_redis_share_one_budget(tmp_path: Path, redis_server: RedisServer, redis_namespace: str,
