@@ -1,9 +1,11 @@
-"""The probe and bench result logs (JSON Lines, :mod:`litm.eval.results`) damaged at generated offsets.
+"""The probe and bench result logs (JSON Lines, :mod:`litm.eval.results`) and a run's ``run.json``, damaged at
+generated offsets.
 
 A log truncated anywhere opens as the rows whose lines are complete (a torn last line is cut: the
 documented recovery of a run killed mid-write), and a resumed run appends after them. A log with bytes
 flipped or inserted anywhere either still reads as rows or is an :class:`~litm.errors.EvalError` naming the
 file and the line, which leaves the file as it was; never a traceback, never a row silently skipped.
+A damaged ``run.json`` reads as a dict or is an ``EvalError``; a resume treats it as recording no settings.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.errors import EvalError
-from litm.eval.results import ResultsLog, read_rows
+from litm.eval.results import ResultsLog, changed_settings, read_rows, read_settings
 
 ROWS = [
     {"key": f"trial|needle|512|{d}|{t}|plain", "task": "needle", "kind": "trial", "depth": d, "length": 512,
@@ -118,3 +120,44 @@ def test_a_row_without_a_key_cannot_be_resumed(tmp_path: Path) -> None:
     path.write_text('{"key": "a"}\n{"task": "needle"}\n', encoding="utf-8")
     with pytest.raises(EvalError, match="row 2 has no 'key'"):
         ResultsLog(path)
+
+
+RUN = {"identity": {"seed": 0, "k": 3, "layouts": ["plain"], "template": None}, "config": {"lengths": [512, 1024]},
+       "model": "m", "litm": "0.2"}  # fmt: skip
+
+
+@SETTINGS
+@given(
+    edits=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=0, max_value=255)), max_size=3),
+    cut=st.integers(min_value=0),
+)
+def test_a_damaged_run_json_is_settings_or_a_typed_error(
+    tmp_path: Path, edits: list[tuple[int, int]], cut: int
+) -> None:
+    path = tmp_path / "run.json"
+    data = _damaged(json.dumps(RUN, indent=2).encode(), edits, insert=False)
+    path.write_bytes(data[: cut % (len(data) + 1)] if cut % 3 == 0 else data)
+    try:
+        settings = read_settings(path)
+    except EvalError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc)
+        recorded_none = [k for k, v in sorted(RUN["identity"].items()) if v is not None]
+        assert changed_settings(path, RUN["identity"]) == recorded_none, "nothing recorded: every set key changed"
+        return
+    assert isinstance(settings, dict)
+    assert isinstance(changed_settings(path, RUN["identity"]), list)
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [(b"[1, 2]", "a JSON list, not an object"), (b'"run"', "a JSON string, not an object"),
+     (b'{"identity": "caf\xe9"}', "can't decode byte 0xe9"), (b"[" * 100_000, "nested too deeply"), (b"", "Expecting")],
+    ids=["list", "string", "not-utf8", "too-deep", "empty"],
+)  # fmt: skip
+def test_each_kind_of_damaged_run_json_is_named(tmp_path: Path, data: bytes, why: str) -> None:
+    # A list or string used to end in AttributeError ('.get'), undecodable bytes in UnicodeDecodeError.
+    path = tmp_path / "run.json"
+    path.write_bytes(data)
+    with pytest.raises(EvalError, match=f"cannot read .*run.json: .*{why}"):
+        read_settings(path)
+    assert changed_settings(path, {"seed": 0}) == ["seed"]

@@ -223,16 +223,13 @@ def report_cmd(
     corpus: Path | None = typer.Option(None, "--corpus", help="The run's own corpus, if it was not the default."),
 ) -> None:
     """Re-analyse a finished (or partial) run and rewrite its profile, plots and report."""
-    from litm.eval.results import read_rows
+    from litm.eval.results import read_rows, read_settings
     from litm.probe.corpus import load_corpus
     from litm.probe.outputs import write_outputs
     from litm.probe.rescore import rescore_rows, write_rows
 
     rows = read_rows(out / "results.jsonl")
-    try:
-        settings = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ProbeError(f"cannot read {out / 'run.json'}: {exc}") from None
+    settings = read_settings(out / "run.json")
     if rescore:
         new = rescore_rows(rows, settings.get("config") or {}, load_corpus(corpus) if corpus else None)
         changed = sum(

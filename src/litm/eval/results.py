@@ -24,7 +24,7 @@ from typing import Any
 
 from litm.errors import EvalError
 
-__all__ = ["ResultsLog", "changed_settings", "check_run_settings", "read_rows"]
+__all__ = ["ResultsLog", "changed_settings", "check_run_settings", "read_rows", "read_settings"]
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
@@ -122,6 +122,34 @@ class ResultsLog:
             self.rows.append(dict(row))
 
 
+def read_settings(path: str | Path) -> dict[str, Any]:
+    """A run's ``run.json`` as a dict; a missing, unreadable or damaged file is an :class:`EvalError`.
+
+    >>> import tempfile, pathlib
+    >>> bad = pathlib.Path(tempfile.mkdtemp()) / "run.json"
+    >>> _ = bad.write_text("[1, 2]")
+    >>> read_settings(bad)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    litm.errors.EvalError: cannot read .../run.json: a JSON list, not an object
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise EvalError(f"cannot read {p}: no such file") from None
+    except OSError as exc:
+        raise EvalError(f"cannot read {p}: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise EvalError(f"cannot read {p}: JSON nested too deeply") from None
+    except ValueError as exc:  # not UTF-8, not JSON, an integer too long
+        raise EvalError(f"cannot read {p}: {exc}") from None
+    if not isinstance(data, dict):
+        kind = "list" if isinstance(data, list) else "string" if isinstance(data, str) else type(data).__name__
+        raise EvalError(f"cannot read {p}: a JSON {kind}, not an object")
+    return data
+
+
 def changed_settings(
     path: Path, identity: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
 ) -> list[str]:
@@ -131,10 +159,10 @@ def changed_settings(
     A missing or unreadable ``run.json`` has no recorded settings, so every key counts as changed.
     """
     try:
-        old = json.loads(path.read_text(encoding="utf-8")).get("identity", {})
-    except (OSError, json.JSONDecodeError):
+        old = read_settings(path).get("identity", {})
+    except EvalError:
         old = {}
-    old = {**(defaults or {}), **old}
+    old = {**(defaults or {}), **(old if isinstance(old, dict) else {})}
     return [k for k in sorted(set(old) | set(identity)) if old.get(k) != identity.get(k)]
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from litm._version import __version__
-from litm.eval.results import ResultsLog, check_run_settings
+from litm.eval.results import ResultsLog, check_run_settings, read_settings
 from litm.eval.runs import model_mode
 from litm.models.base import Completion, Model
 from litm.probe.caching import cache_policy, plan_cache, planning_count
@@ -222,8 +222,8 @@ def run_probe(
     if fresh:
         (out / "results.jsonl").unlink(missing_ok=True)
     elif (out / "run.json").exists():
-        old = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        config.check_growth((old.get("config") or {}).get("lengths") or [])
+        old = read_settings(out / "run.json").get("config") or {}
+        config.check_growth((old.get("lengths") if isinstance(old, dict) else None) or [])
     atomic_write(out / "run.json", json.dumps(settings, indent=2) + "\n")
     log = ResultsLog(out / "results.jsonl")
     specs = plan(config)
