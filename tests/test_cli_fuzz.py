@@ -25,11 +25,8 @@ SEED = "suite-1"
 CORPUS = sorted((Path(__file__).parent / "data" / "cli-fuzz").glob("*.json"))
 #: Commands with a defect the fuzzer found in another engineer's area, expected to fail until it is fixed
 #: (strict: once fixed, the entry has to go).
-KNOWN: dict[str, str] = {
-    "keys rotate": "a failed `litm keys rotate ID` (no such key) creates keys.db in the working directory",
-}
+KNOWN: dict[str, str] = {}
 KNOWN_CASES: dict[str, str] = {
-    "keys-rotate-unknown-creates-store": KNOWN["keys rotate"],
     "spend-set-limit-bad-scope-creates-ledger": "set-limit creates the ledger file, then refuses the scope",
 }
 

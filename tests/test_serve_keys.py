@@ -69,11 +69,12 @@ def test_revoke_and_rotate(tmp_path: Path) -> None:
         store.revoke("000000000000")
 
 
-def test_reads_never_create_the_store(tmp_path: Path) -> None:
+def test_reads_and_failed_writes_never_create_the_store(tmp_path: Path) -> None:
     store = KeyStore(tmp_path / "nothing" / "keys.db")
     assert store.list() == [] and store.authenticate("sk-litm-000000000000-" + "x" * 43) is None
-    with pytest.raises(VirtualKeyError):
-        store.revoke("000000000000")
+    for change in (store.revoke, store.rotate):
+        with pytest.raises(VirtualKeyError):
+            change("000000000000")
     assert not (tmp_path / "nothing").exists()
 
 

@@ -35,10 +35,13 @@ def create_key(config: GatewayConfig, *, name: str, limit: Money, window: Window
     refusing it."""
     micros = parse_usd(limit, what="limit")
     check_window(window)
-    plain, key = KeyStore(config.keys.store).create(name=name, scopes=scopes, models=models,
-                                                    default_max_tokens=default_max_tokens, compact=compact)  # fmt: skip
+    # The ledger first: one that cannot be opened leaves no key behind (a key without its limit would
+    # refuse every call).
     ledger = open_ledger(config.ledger.url, namespace=config.ledger.namespace)
     try:
+        plain, key = KeyStore(config.keys.store).create(
+            name=name, scopes=scopes, models=models, default_max_tokens=default_max_tokens, compact=compact
+        )
         ledger.set_limit(key.scope, window, micros)
     finally:
         ledger.close()

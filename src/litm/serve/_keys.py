@@ -165,6 +165,8 @@ class KeyStore:
 
     def rotate(self, key_id: str) -> tuple[str, VirtualKey]:
         """A new secret for key ``key_id`` (same id, scopes and budget); the old secret stops working."""
+        if not self.path.exists():  # nothing to rotate, and a failed command creates nothing
+            raise VirtualKeyError(f"no active key with id {key_id!r} (no key store at {str(self.path)!r})")
         secret = secrets.token_urlsafe(32)
         conn = self._writer()
         try:
