@@ -140,6 +140,12 @@ _BENCH = {
                   *({"text": f"Filler passage {i}."} for i in range(5))],
 }  # fmt: skip
 
+_PROBE_ROWS = [
+    *({"key": f"trial|needle|64|{d}|{t}|plain", "task": "needle", "kind": "trial", "depth": d, "length": 64,
+       "layout": "plain", "hit": t == 0, "trial": t} for d in (0.0, 0.5, 1.0) for t in range(2)),
+    {"key": "closed_book|needle|0", "task": "needle", "kind": "closed_book", "hit": False, "trial": 0},
+]  # fmt: skip
+
 FILES: dict[str, bytes] = {
     "docs.jsonl": "".join(json.dumps(d) + "\n" for d in _DOCS).encode(),
     "docs.json": json.dumps(_DOCS).encode(),
@@ -175,6 +181,12 @@ FILES: dict[str, bytes] = {
     "probe-run/run.json": b'{"identity": {}, "config": {}}',
     "torn-run/results.jsonl": b'{"key": "a"}\n\xff\xfe garbage\n',
     "torn-run/run.json": b"{not json",
+    "good-run/results.jsonl": "".join(json.dumps(r) + "\n" for r in _PROBE_ROWS).encode(),
+    "good-run/run.json": json.dumps(
+        {"identity": {}, "model": {"name": "m"}, "config": {"tasks": ["needle"], "lengths": [64]}}
+    ).encode(),
+    "list-run/results.jsonl": "".join(json.dumps(r) + "\n" for r in _PROBE_ROWS).encode(),
+    "list-run/run.json": b'[{"model": "m"}]',
 }
 #: Path values that are not files of the workspace.
 PATHS = ("missing.jsonl", "missing/deeper/x.json", "-", "", "docs.jsonl/inside", "/proc/litm-fuzz/x", ".", "..",
@@ -326,7 +338,8 @@ def _value(rng: random.Random, param: Any, *, is_out: bool) -> str:
     if ann is Path:
         if is_out:
             return rng.choice(OUT_PATHS)
-        return rng.choice((*FILES, "profile.json", "profile-bad.json", "huge.jsonl", *PATHS, "docs-dir", "probe-run"))
+        folders = ("docs-dir", "empty-dir", "probe-run", "torn-run", "good-run", "list-run")
+        return rng.choice((*FILES, "profile.json", "profile-bad.json", "huge.jsonl", *PATHS, *folders, *folders))
     return random_text(rng) if rng.random() < 0.25 else rng.choice(TEXTS)
 
 
@@ -513,13 +526,15 @@ def _snapshot(folder: Path) -> dict[str, str]:
     return out
 
 
-def _incomplete(path: Path) -> str | None:
-    """Why ``path`` looks like a partial file, or None."""
+def _incomplete(path: Path, *, named: bool = False) -> str | None:
+    """Why ``path`` looks like a partial file, or None (a ``named`` file's content is not judged by its name)."""
     if path.name.startswith(".") and path.name.endswith(".tmp"):
         return "an atomic writer's temporary file was left"
     data = path.read_bytes()
     if not data:
         return "an empty file was left"
+    if named:
+        return None
     if path.suffix == ".json":
         try:
             json.loads(data)
@@ -623,12 +638,14 @@ def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
     after = _snapshot(workspace)
     # A run that fails part way may leave what it finished in its output folder (a resumable log, say), but a
     # failed run creates nothing anywhere else: not a ledger, not a key store, not a file named by mistake.
+    given = {w.split("=", 1)[-1] for w in outcome.case.argv}
     named = _output_dirs(outcome.case.argv, workspace)
     outputs = ("",) if "" in named else tuple(f"{Path(p).as_posix().rstrip('/')}/" for p in named)
     for name in sorted(after):
         if name in before and before[name] == after[name]:
             continue
-        why = _incomplete(workspace / name)
+        # A file the command line names is whatever the user asked for there (report.html as --out x.json).
+        why = _incomplete(workspace / name, named=name in given)
         if why:
             problems.append(f"partial file: {name}: {why}")
         elif name in before and outcome.exit_code != 0:

@@ -230,6 +230,12 @@ def report_cmd(
 
     rows = read_rows(out / "results.jsonl")
     settings = read_settings(out / "run.json")
+    for section in ("model", "config", "corpus"):
+        if not isinstance(settings.get(section) or {}, dict):
+            raise ProbeError(f"{out / 'run.json'}: {section!r} is not an object: the file is damaged")
+    for key in ("tasks", "lengths", "depths"):
+        if not isinstance((settings.get("config") or {}).get(key, []), list):
+            raise ProbeError(f"{out / 'run.json'}: config {key!r} is not a list: the file is damaged")
     if rescore:
         new = rescore_rows(rows, settings.get("config") or {}, load_corpus(corpus) if corpus else None)
         changed = sum(

@@ -17,6 +17,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from litm.probe.analysis import check_row
 from litm.probe.corpus import Corpus
 from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig
@@ -42,31 +43,42 @@ def rescore_rows(
     """Rows with their scored fields recomputed (hit, score, miss, copied position, observations)."""
     cfg = config_from_settings(config)
     out: list[dict[str, Any]] = []
-    for row in rows:
-        task = get_task(str(row["task"]), k=cfg.k, second_depth=cfg.chain_depth)
-        depth = row.get("depth")
-        inst = task.instance(int(row["seed"]), 0.5 if depth is None else float(depth), cfg.depths)
-        if inst.question != row.get("question"):
-            raise ProbeError(f"row {row['key']}: its question no longer regenerates (task code changed); rerun it")
-        recipe = row["recipe"]
-        document, positions = "", {}
-        if row.get("kind") == "trial":
-            document = rebuild_document(recipe, corpus)
-            doc = recipe.get("document") or {}
-            if isinstance(task, ItemTask):
-                items, gold = task.arrange(inst, int(doc["n"]), float(doc["depth"]))
-                positions = task.positions(items, gold)
-        scored = score_fields(
-            inst,
-            str(row["output"]),
-            str(row.get("finish_reason", "stop")),
-            kind=str(row.get("kind")),
-            depth=depth,
-            document=document,
-            distractor_positions=positions,
-        )
-        out.append({**row, **scored})
+    for number, row in enumerate(rows, start=1):
+        check_row(row, number)
+        try:
+            out.append(_rescore(row, cfg, corpus))
+        except ProbeError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # Rows are written by litm: a field missing or of the wrong type means the file was damaged.
+            raise ProbeError(f"results row {number}: cannot rescore it, a field is damaged ({exc!r})") from None
     return out
+
+
+def _rescore(row: Mapping[str, Any], cfg: ProbeConfig, corpus: Corpus | None) -> dict[str, Any]:
+    task = get_task(str(row["task"]), k=cfg.k, second_depth=cfg.chain_depth)
+    depth = row.get("depth")
+    inst = task.instance(int(row["seed"]), 0.5 if depth is None else float(depth), cfg.depths)
+    if inst.question != row.get("question"):
+        raise ProbeError(f"row {row['key']}: its question no longer regenerates (task code changed); rerun it")
+    recipe = row["recipe"]
+    document, positions = "", {}
+    if row.get("kind") == "trial":
+        document = rebuild_document(recipe, corpus)
+        doc = recipe.get("document") or {}
+        if isinstance(task, ItemTask):
+            items, gold = task.arrange(inst, int(doc["n"]), float(doc["depth"]))
+            positions = task.positions(items, gold)
+    scored = score_fields(
+        inst,
+        str(row["output"]),
+        str(row.get("finish_reason", "stop")),
+        kind=str(row.get("kind")),
+        depth=depth,
+        document=document,
+        distractor_positions=positions,
+    )
+    return {**row, **scored}
 
 
 def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
