@@ -19,12 +19,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from litm.serve._config import GatewayConfig
-from litm.serve._keys import KeyStore, VirtualKey
+from litm.serve._keys import VirtualKey
+from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import open_ledger, parse_usd
 from litm.spend.reservation import Money
 from litm.spend.scopes import Window, check_window
 
 __all__ = ["create_key", "list_keys", "revoke_key", "rotate_key"]
+
+
+def _store(config: GatewayConfig) -> AnyKeyStore:
+    return open_key_store(config.keys.store, namespace=config.keys.namespace)
 
 
 def create_key(config: GatewayConfig, *, name: str, limit: Money, window: Window = "total",
@@ -39,7 +44,7 @@ def create_key(config: GatewayConfig, *, name: str, limit: Money, window: Window
     # refuse every call).
     ledger = open_ledger(config.ledger.url, namespace=config.ledger.namespace)
     try:
-        plain, key = KeyStore(config.keys.store).create(
+        plain, key = _store(config).create(
             name=name, scopes=scopes, models=models, default_max_tokens=default_max_tokens, compact=compact
         )
         ledger.set_limit(key.scope, window, micros)
@@ -50,14 +55,14 @@ def create_key(config: GatewayConfig, *, name: str, limit: Money, window: Window
 
 def list_keys(config: GatewayConfig) -> list[VirtualKey]:
     """Every key of the store (revoked ones too); never creates the store."""
-    return KeyStore(config.keys.store).list()
+    return _store(config).list()
 
 
 def revoke_key(config: GatewayConfig, key_id: str) -> VirtualKey:
     """Revoke a key: its next request is refused (401)."""
-    return KeyStore(config.keys.store).revoke(key_id)
+    return _store(config).revoke(key_id)
 
 
 def rotate_key(config: GatewayConfig, key_id: str) -> tuple[str, VirtualKey]:
     """A new secret for a key (same id, scope and budget); returns the new plain key, shown once."""
-    return KeyStore(config.keys.store).rotate(key_id)
+    return _store(config).rotate(key_id)

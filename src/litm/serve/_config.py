@@ -93,9 +93,11 @@ class LedgerOptions:
 
 @dataclass(frozen=True)
 class KeyOptions:
-    """``[keys]``: the virtual key store (an SQLite file holding only hashes)."""
+    """``[keys]``: the virtual key store, holding only hashes: an SQLite file, or a ``redis://`` URL that
+    gateways on several machines share (``namespace`` names its keys there)."""
 
     store: str = "keys.db"
+    namespace: str = "default"
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
     ledger: LedgerOptions = _build(LedgerOptions, "ledger", doc.get("ledger", {}))
     keys: KeyOptions = _build(KeyOptions, "keys", doc.get("keys", {}))
     ledger = LedgerOptions(_resolve(base, ledger.url), ledger.namespace, ledger.lease_s, ledger.synchronous)
-    keys = KeyOptions(_resolve(base, keys.store))
+    keys = KeyOptions(_resolve(base, keys.store), keys.namespace)
     if not 1 <= server.port <= 65535 or server.workers < 1 or server.max_body_bytes < 1:
         raise GatewayConfigError("server: port must be 1-65535, workers >= 1, max_body_bytes >= 1")
     upstreams: dict[str, Upstream] = {}

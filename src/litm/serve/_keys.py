@@ -36,10 +36,10 @@ from pathlib import Path
 from litm.errors import SpendRequestError, VirtualKeyError
 from litm.spend.scopes import check_chain
 
-__all__ = ["KEY_PREFIX", "KeyStore", "VirtualKey"]
+__all__ = ["DUMMY_DIGEST", "KEY_PREFIX", "KEY_RE", "KeyStore", "VirtualKey", "check_key_options", "digest"]
 
 KEY_PREFIX = "sk-litm-"
-_KEY_RE = re.compile(r"^sk-litm-([0-9a-f]{12})-([A-Za-z0-9_-]{43})$")
+KEY_RE = re.compile(r"^sk-litm-([0-9a-f]{12})-([A-Za-z0-9_-]{43})$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS keys (
     id TEXT PRIMARY KEY,
@@ -54,11 +54,31 @@ CREATE TABLE IF NOT EXISTS keys (
 )
 """
 # A fixed digest to compare against when the id is unknown, so an unknown id costs what a wrong secret does.
-_DUMMY = hashlib.sha256(b"litm-no-such-key").hexdigest()
+DUMMY_DIGEST = hashlib.sha256(b"litm-no-such-key").hexdigest()
 
 
-def _digest(key_id: str, secret: str) -> str:
+def digest(key_id: str, secret: str) -> str:
+    """What a store keeps of a key: the SHA-256 of ``id:secret`` (hex)."""
     return hashlib.sha256(f"{key_id}:{secret}".encode()).hexdigest()
+
+
+def check_key_options(name: object, scopes: Sequence[str], models: Sequence[str], default_max_tokens: object,
+                      compact: object, key_id: str) -> None:  # fmt: skip
+    """Refuse a key's options before anything is written (every store: SQLite and Redis)."""
+    if not isinstance(name, str) or not name.strip():
+        raise SpendRequestError("a key needs a non-empty name")
+    for what, value in (("scopes", scopes), ("models", models)):
+        if isinstance(value, str):
+            raise SpendRequestError(f"{what} must be a list of names, not the string {value!r}")
+    if not models or any(not isinstance(m, str) or not m for m in models):
+        raise SpendRequestError(f"models must be model names (or '*'), got {list(models)!r}")
+    if default_max_tokens is not None and (
+        isinstance(default_max_tokens, bool) or not isinstance(default_max_tokens, int) or default_max_tokens < 1
+    ):
+        raise SpendRequestError(f"default_max_tokens must be an integer >= 1, got {default_max_tokens!r}")
+    if not isinstance(compact, bool):
+        raise SpendRequestError(f"compact must be true or false, got {compact!r}")
+    check_chain([*scopes, f"key:{key_id}"])
 
 
 @dataclass(frozen=True)
@@ -137,28 +157,15 @@ class KeyStore:
     def create(self, *, name: str, scopes: Sequence[str] = (), models: Sequence[str] = ("*",),
                default_max_tokens: int | None = None, compact: bool = False) -> tuple[str, VirtualKey]:  # fmt: skip
         """A new key: returns ``(plain key, record)``. The plain key is not stored and cannot be shown again."""
-        if not isinstance(name, str) or not name.strip():
-            raise SpendRequestError("a key needs a non-empty name")
-        for what, value in (("scopes", scopes), ("models", models)):
-            if isinstance(value, str):
-                raise SpendRequestError(f"{what} must be a list of names, not the string {value!r}")
-        if not models or any(not isinstance(m, str) or not m for m in models):
-            raise SpendRequestError(f"models must be model names (or '*'), got {list(models)!r}")
-        if default_max_tokens is not None and (
-            isinstance(default_max_tokens, bool) or not isinstance(default_max_tokens, int) or default_max_tokens < 1
-        ):
-            raise SpendRequestError(f"default_max_tokens must be an integer >= 1, got {default_max_tokens!r}")
-        if not isinstance(compact, bool):
-            raise SpendRequestError(f"compact must be true or false, got {compact!r}")
         kid, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+        check_key_options(name, scopes, models, default_max_tokens, compact, kid)
         outer = tuple(scopes)
-        check_chain([*outer, f"key:{kid}"])
         key = VirtualKey(kid, name.strip(), outer, tuple(models), default_max_tokens, time.time(), None, compact)
         conn = self._writer()
         try:
             conn.execute(f"INSERT INTO keys ({self._COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (kid, key.name, json.dumps(outer), json.dumps(list(models)), default_max_tokens,
-                          key.created, None, int(compact), _digest(kid, secret)))  # fmt: skip
+                          key.created, None, int(compact), digest(kid, secret)))  # fmt: skip
         finally:
             conn.close()
         return f"{KEY_PREFIX}{kid}-{secret}", key
@@ -171,7 +178,7 @@ class KeyStore:
         conn = self._writer()
         try:
             done = conn.execute("UPDATE keys SET hash = ? WHERE id = ? AND revoked IS NULL",
-                                (_digest(key_id, secret), key_id)).rowcount  # fmt: skip
+                                (digest(key_id, secret), key_id)).rowcount  # fmt: skip
         finally:
             conn.close()
         if not done:
@@ -209,15 +216,15 @@ class KeyStore:
 
     def authenticate(self, presented: str | None) -> VirtualKey | None:
         """The active key ``presented`` is, or None (malformed, unknown, wrong secret, revoked)."""
-        match = _KEY_RE.match(presented or "")
+        match = KEY_RE.match(presented or "")
         conn = self._reader()
         if match is None or conn is None:
-            hmac.compare_digest(_DUMMY, _DUMMY)
+            hmac.compare_digest(DUMMY_DIGEST, DUMMY_DIGEST)
             return None
         kid, secret = match.groups()
         row = conn.execute(f"SELECT {self._COLUMNS}, hash FROM keys WHERE id = ?", (kid,)).fetchone()
-        stored = str(row[-1]) if row is not None else _DUMMY
-        if not hmac.compare_digest(stored, _digest(kid, secret)) or row is None:
+        stored = str(row[-1]) if row is not None else DUMMY_DIGEST
+        if not hmac.compare_digest(stored, digest(kid, secret)) or row is None:
             return None
         key = self._row(row[:-1])
         return None if key.revoked is not None else key

@@ -13,7 +13,7 @@ from litm.budget import max_input_tokens_from
 from litm.errors import GatewayConfigError, LitmError, SpendRequestError
 from litm.models.tokenizers import EstimateTokenizer, Tokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
-from litm.serve._keys import KeyStore
+from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
 from litm.tokens import get_tokenizer
 
@@ -26,7 +26,7 @@ class Runtime:
 
     config: GatewayConfig
     cap: SpendCap
-    keys: KeyStore
+    keys: AnyKeyStore
     tokenizers: dict[str, Tokenizer]
     secrets: dict[str, str]
     admin_key: str = ""
@@ -95,7 +95,8 @@ def build_runtime(config: GatewayConfig) -> Runtime:
         secrets = {name: up.api_key() for name, up in config.upstreams.items()}
         admin = config.server.admin_key()
         limits = {name: input_limit(route) for name, route in config.models.items()}
+        keys = open_key_store(config.keys.store, namespace=config.keys.namespace)
     except BaseException:
         cap.close()
         raise
-    return Runtime(config, cap, KeyStore(config.keys.store), tokenizers, secrets, admin, limits)
+    return Runtime(config, cap, keys, tokenizers, secrets, admin, limits)
