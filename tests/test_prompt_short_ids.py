@@ -108,16 +108,16 @@ def test_the_haystack_prompt_builder_keeps_more_under_the_same_budget() -> None:
 
 def test_short_ids_are_kept_as_given() -> None:
     # The benchmark's ids ("doc-12") and chunk ids ("guide.md#3") are short: shown, and cited, as they are.
-    docs = [{"id": "doc-12", "text": "a"}, {"id": "notes/todo.md#3", "text": "b"}]
+    docs = [{"id": "doc-12", "text": "a"}, {"id": "notes/context_managers.md#3", "text": "b"}]
     p = build_prompt(docs, "Q?")
-    assert p.shown_ids == p.ids == ["doc-12", "notes/todo.md#3"]
-    assert p.citations("[notes/todo.md#3]").ids == ["notes/todo.md#3"]
+    assert p.shown_ids == p.ids == ["doc-12", "notes/context_managers.md#3"]
+    assert p.citations("[notes/context_managers.md#3]").ids == ["notes/context_managers.md#3"]
     assert p.citations("[2]").ids == []  # a number is not read as a slot when ids are shown as given
 
 
 # Brackets and list separators are left out: an id holding them cannot be cited as "[id]" however it is shown.
 _CHARS = st.characters(codec="utf-8", exclude_characters="\n\r[]\u3010\u3011\uff3b\uff3d,;\uff0c\uff1b\u3001")
-ids = st.text(_CHARS, min_size=1, max_size=40).filter(lambda s: s.strip() == s and s != "")
+ids = st.text(_CHARS, min_size=1, max_size=48).filter(lambda s: s.strip() == s and s != "")
 
 
 @settings(max_examples=60, deadline=None)

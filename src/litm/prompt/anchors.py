@@ -59,11 +59,12 @@ SCORE_AS: tuple[str, ...] = ("relevance", "raw", "rank")
 
 _FLAGS = ("positions", "scores", "sources", "closing_ids", "middle_marker", "recap", "short_ids")
 
-#: The longest document id a prompt shows as given (with ``short_ids``, the default). ``doc-12``, ``nq-0``,
-#: ``fr.md#0`` or ``notes/todo.md#3`` stay; a UUID (36 characters, LangChain and LlamaIndex) or a SHA-256
-#: (64, Haystack) would cost 20 to 45 tokens each time it is shown (header, closing tag, recap), for nothing
-#: the model needs, and a model asked to copy it to cite gets it wrong more often than a number.
-SHORT_ID_CHARS = 16
+#: The longest document id a prompt shows as given (with ``short_ids``, the default). The benchmark's
+#: ``doc-12`` and a chunk id such as ``context_managers.md#0`` stay: a name tells the model something, and
+#: numbers in their place sent the embedded Gemma 270M into "1. 1. 1. ..." on the shipped Chinese example. A
+#: UUID (36 characters, LangChain and LlamaIndex) or a SHA-256 (64, Haystack) tells it nothing and costs 20 to
+#: 45 tokens each time it is shown (header, closing tag, recap).
+SHORT_ID_CHARS = 32
 
 
 @dataclass(frozen=True)
