@@ -283,7 +283,9 @@ def _by_content(answer: str, plan: PlacementPlan, question: str | None) -> tuple
     tokens, numbers = content_tokens(answer)
     asked = set(content_tokens(question)[0]) if question else set()
     wanted = set(tokens) - asked
-    if not wanted:
+    # One short token ("1. 1. 1." is {"1"}) would be in almost any document: like a verbatim answer under
+    # MIN_CHARS, it is not looked up.
+    if not wanted or (len(wanted) == 1 and len(next(iter(wanted))) < 3):
         return ()
     scored: list[tuple[float, SlotInfo, int, int]] = []
     for slot in plan.slots:
