@@ -199,7 +199,8 @@ def test_demo_renders_through_the_one_renderer(tmp_path: Path) -> None:
     index = demo.demo_index(tmp_path / "index", rows)
     rag = demo.demo_pipeline(index, load_model("openai:gpt-4o-mini"), PositionProfile.pyramid(), 4096, "pyramid")
     prepared = rag.prepare(rows[0]["question"])
-    assert prepared.prompt == rag.builder.build(prepared.plan, rows[0]["question"])
+    # A chat model gets the builder's chat wording (the answer before the cited ids), through the same renderer.
+    assert prepared.prompt == rag.builder.for_chat().build(prepared.plan, rows[0]["question"])
     assert render_documents(prepared.plan, AnchorOptions()) in prepared.prompt.user
 
 
