@@ -10,6 +10,9 @@ cases to a folder; the failures found so far are kept in ``tests/data/cli-fuzz/`
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,3 +112,22 @@ def test_the_harness_reports_each_broken_rule(
 def test_a_passing_case_passes(tmp_path: Path, sandboxed: None) -> None:
     outcome = _run(Case(["place", "docs.jsonl", "--strategy", "pyramid"]), tmp_path / "case")
     assert outcome.ok and outcome.exit_code == 0 and outcome.stdout.count("\n") == 6, outcome.report()
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "fragment"),
+    [
+        ([b"prompt", b"-q", b"caf\xe9?"], b'{"text": "a"}\n', "argument 3 is not UTF-8 text"),
+        ([b"place"], b'{"text": "caf\xe9"}\n', "stdin: not UTF-8 text (byte 0xe9 at offset 13)"),
+        ([b"place", b"--top-k", b"-1"], b"", "Invalid value for '--top-k'"),
+    ],
+    ids=["argv-bytes", "stdin-bytes", "usage-error"],
+)
+def test_a_real_process_keeps_the_contract_too(tmp_path: Path, argv: list[bytes], stdin: bytes, fragment: str) -> None:
+    # The in-process runs stand in for undecodable argv with the surrogates Python makes of it: check one for real.
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"litm", *argv], input=stdin, capture_output=True, cwd=tmp_path, timeout=60,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+    )  # fmt: skip
+    lines = proc.stderr.decode("utf-8", "replace").strip().split("\n")
+    assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], proc.stderr
