@@ -1,6 +1,6 @@
 """Load with faults at a small size (issue 42's benchmark scenario, scaled down): two ``litm serve`` instances with two
 workers each on one redis-server, 30 concurrent clients sending 150 requests of random sizes (some streamed, some of
-those dropped by the client), one worker SIGKILLed mid-run.
+those dropped by the client), one worker SIGKILLed mid-run; and, on its own, a Redis restart mid-run.
 
 A monitor reads the ledger throughout: settled + held never passes the limit. The stand-in upstream bills every
 request it serves at its full output (the worst case), and that bill stays within the limit: no request over budget
@@ -11,11 +11,13 @@ the leases expire and a sweep, nothing is held and the ledger's log sums to its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -104,7 +106,10 @@ def test_two_gateways_under_load_with_a_killed_worker_never_overspend(
     assert len(dropped) <= 30, dropped  # at most what was in flight on the killed worker
 
 
-async def _load(urls: list[str], key: str, parent: int, killed: list[int]) -> list[int | str]:
+async def _load(urls: list[str], key: str, parent: int, killed: list[int],
+                extra: Callable[[list[int | str]], Awaitable[None]] | None = None) -> list[int | str]:  # fmt: skip
+    """150 requests from 30 concurrent clients; with ``parent``, one of its workers is SIGKILLed mid-run; ``extra``
+    runs beside them (a fault of its own) with the outcomes so far."""
     rng = random.Random(42)
     sem = asyncio.Semaphore(30)
     outcomes: list[int | str] = []
@@ -129,6 +134,8 @@ async def _load(urls: list[str], key: str, parent: int, killed: list[int]) -> li
                 outcomes.append(type(exc).__name__)
 
     async def kill_a_worker() -> None:
+        if not parent:
+            return
         while len(outcomes) < 20:  # mid-run: after the first answers, with requests in flight
             await asyncio.sleep(0.01)
         workers = _workers(parent)
@@ -137,5 +144,61 @@ async def _load(urls: list[str], key: str, parent: int, killed: list[int]) -> li
             killed.append(workers[0])
 
     async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=30)) as client:
-        await asyncio.gather(kill_a_worker(), *(one(i, client) for i in range(150)))
+        faults = [kill_a_worker(), *([extra(outcomes)] if extra else [])]
+        await asyncio.gather(*faults, *(one(i, client) for i in range(150)))
     return outcomes
+
+
+def test_a_redis_restart_mid_run_refuses_while_down_and_never_overspends(
+    tmp_path: Path, private_redis: RedisServer
+) -> None:
+    import redis
+
+    from litm.errors import LedgerUnavailableError
+
+    double = StandIn(output=10**6, delay_s=0.02)
+    with ThreadedServer(double.app()) as upstream:
+        config = tmp_path / "gateway.toml"
+        config.write_text(CONFIG.format(redis=private_redis.url, ns="restart", upstream=upstream.url))
+        cfg = load_config(config, env={})
+        plain, key = create_key(cfg, name="load", limit=f"0.{LIMIT:06d}")
+        port = free_port()
+        ledger = open_ledger(private_redis.url, namespace="restart")
+        peaks: list[int] = []
+        stop = threading.Event()
+
+        def monitor() -> None:
+            while not stop.is_set():
+                try:
+                    row = ledger.status([key.scope])[0]
+                    peaks.append(row.settled + row.held)
+                except LedgerUnavailableError:
+                    pass  # the server is down: nothing to read
+                time.sleep(0.01)
+
+        async def restart(outcomes: list[int | str]) -> None:
+            while len(outcomes) < 15:
+                await asyncio.sleep(0.01)
+            # A clean restart that keeps the data (SHUTDOWN SAVE writes it; the server reloads it at start).
+            with contextlib.suppress(redis.ConnectionError):
+                redis.Redis.from_url(private_redis.url).shutdown(save=True)
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(private_redis.start)
+
+        with GatewayProcess(config, tmp_path / "g.log", {}, port, ("--port", str(port))):
+            watcher = threading.Thread(target=monitor, daemon=True)
+            watcher.start()
+            outcomes = asyncio.run(_load([f"http://127.0.0.1:{port}"] * 2, plain, 0, [], extra=restart))
+            stop.set()
+            watcher.join(timeout=5)
+        time.sleep(2.5)
+        while ledger.sweep(64):
+            pass
+        row = ledger.status([key.scope])[0]
+        ledger.close()
+    assert peaks and max(peaks) <= LIMIT
+    assert row.held == 0 and row.settled <= LIMIT
+    assert sum(int(s.body["max_tokens"]) * 1000 for s in double.seen) <= LIMIT
+    answered = [o for o in outcomes if isinstance(o, int)]
+    assert set(answered) <= {200, 402, 503} and 503 in answered, outcomes  # typed refusals while Redis was down
+    assert len(answered) == len(outcomes), outcomes  # no worker died: every request got an answer
