@@ -481,7 +481,7 @@ def _tripwire(spec: ModelSpec, **options: Any) -> Any:
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 #: A line of :class:`litm.util.progress.LineProgress` (stderr is no terminal here).
-_PROGRESS = re.compile(r"^[^:\n]+: \d+/\d+ \(\d+%\)")
+_PROGRESS = re.compile(r"^[^:\n]+: \d+/\d+(?: \(\d+%\))?, elapsed \w+(?:, ETA \w+)?$")
 
 
 @contextmanager
