@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from litm.bench.compression import COMPRESS_ARMS
 from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
 from litm.errors import EvalError
 from litm.models.base import Model
@@ -56,6 +57,19 @@ class BenchConfig:
     #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
     #: the model can, see :func:`litm.models.logprobs.supports_logprobs`), ``on`` or ``off``.
     likelihood: str = "auto"
+    #: Compression arms (:mod:`litm.bench.compression`): each compresses a question's documents to
+    #: ``1/ratio`` of their tokens at every ratio, with the gold passage at each of ``compress_slots``
+    #: (empty: 1, the middle and k) or, for a multi-gold question, under each of ``compress_designs``.
+    compress_arms: tuple[str, ...] = ()
+    compress_ratios: tuple[float, ...] = (2.0, 4.0)
+    compress_slots: tuple[int, ...] = ()
+    compress_designs: tuple[str, ...] = ("middle", "early")
+    #: The ``lm`` compression scorer's model (a local spec; ``local`` is the embedded model).
+    compress_model: str = "local"
+    #: Run only the compression arms (no slot prompts, strategies, ablation or controls): the uncompressed
+    #: rows come from ``baseline``, a committed run of the same questions on the same model.
+    compress_only: bool = False
+    baseline: str | None = None
 
     def __post_init__(self) -> None:
         if self.questions < 1:
@@ -77,6 +91,17 @@ class BenchConfig:
             raise BenchError(f"prompt_format must be auto, completion or chat, got {self.prompt_format!r}")
         if self.likelihood not in ("auto", "on", "off"):
             raise BenchError(f"likelihood must be auto, on or off, got {self.likelihood!r}")
+        bad = [a for a in self.compress_arms if a not in COMPRESS_ARMS]
+        if bad:
+            raise BenchError(f"unknown compression arms {bad}; choose from {', '.join(COMPRESS_ARMS)}")
+        bad_ratios = [x for x in self.compress_ratios if not (isinstance(x, int | float) and 1 < x < 1e6)]
+        if bad_ratios or (self.compress_arms and not self.compress_ratios):
+            raise BenchError(f"compression ratios must be numbers above 1 (4 keeps a quarter), got {bad_ratios}")
+        bad = [d for d in self.compress_designs if d not in GOLD_DESIGNS]
+        if bad:
+            raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
+        if self.compress_only and not self.compress_arms:
+            raise BenchError("compress_only needs compression arms (--compress drop,embed,...)")
 
     def resolved_likelihood(self, model: Model) -> bool:
         """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""
@@ -97,10 +122,14 @@ class BenchConfig:
 
     def identity(self) -> dict[str, Any]:
         """The settings that define the prompts and the scoring: a resume must match them."""
-        return {
+        out: dict[str, Any] = {
             "bench_version": BENCH_VERSION,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "data": self.data,
             "retriever": self.retriever,
         }
+        if self.compress_arms:
+            # The lm scorer's model shapes the compressed prompts (runs without compression never record it).
+            out["compress_model"] = self.compress_model
+        return out

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from litm.bench.compression import Compressors, compress_jobs, compress_keys
 from litm.bench.config import BENCH_VERSION, BenchConfig, BenchError
 from litm.bench.data import QAItem
 from litm.bench.design import fold_of
 from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
-from litm.bench.settings import RESULTS, SETTINGS, check_resume, run_settings
+from litm.bench.settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
 from litm.bench.sources import load_bench_items
+from litm.compress import ScoreCache, TargetCounter
 from litm.eval.results import ResultsLog
 from litm.eval.runs import completion_fields, model_mode
 from litm.eval.scoring import exact_match, score_output, token_f1
@@ -141,6 +143,28 @@ def _execute(
     run_each(model, jobs, call, lambda job, done: on_done(job, done, scored.pop(job.key, None)))
 
 
+def _compress_stage(
+    model: Model, config: BenchConfig, items: Sequence[QAItem], out: Path, log: ResultsLog, go: Any, bar: Any
+) -> None:
+    """Compress and answer question by question, so a stopped run keeps whole questions and a resume scores
+    only what is missing (scores persist in ``compress-scores.jsonl``)."""
+    compressors = Compressors(
+        TargetCounter.of(model), lm_model=config.compress_model, cache=ScoreCache(out / COMPRESS_SCORES)
+    )
+    for k in config.ks:
+        slots = config.checkpoints(k, config.compress_slots)
+        args = (config.compress_arms, config.compress_ratios, slots, config.compress_designs)
+        todo = [it for it in items if any(key not in log for key in compress_keys(it, k, *args))]
+        per = len(compress_keys(todo[0], k, *args)) if todo else 0
+        task = bar.add_task(f"compress k={k}", total=per * len(todo))
+        for item in todo:
+            made = compress_jobs(
+                item, k, compressors, arms=config.compress_arms, ratios=config.compress_ratios, slots=slots,
+                designs=config.compress_designs, skip=log,
+            )  # fmt: skip
+            go("compress", [Job(j.key, j.prompt, item, j.meta) for j in made], task)
+
+
 def run_bench(
     model: Model,
     config: BenchConfig,
@@ -189,7 +213,7 @@ def run_bench(
 
     with make_progress("bench", enabled=progress) as bar:
 
-        def go(name: str, jobs: list[Job]) -> None:
+        def go(name: str, jobs: list[Job], task: Any = None) -> None:
             todo: list[tuple[Job, str]] = []
             copies: list[tuple[Job, str]] = []
             pending: set[str] = set()
@@ -200,7 +224,8 @@ def run_bench(
                 # Same prompt as one answered or queued (e.g. langchain == pyramid for even k): answer once.
                 (copies if sha in by_sha or sha in pending else todo).append((job, sha))
                 pending.add(sha)
-            task = bar.add_task(name, total=len(todo))
+            if task is None:
+                task = bar.add_task(name, total=len(todo))
             shas = {j.key: s for j, s in todo}
 
             def done(job: Job, c: Completion, scores: Sequence[Logprobs] | None) -> None:
@@ -218,7 +243,10 @@ def run_bench(
                 )
                 run.reused += 1
 
-        go("slots+controls", list(stage1_jobs(items, config, profile)))
-        go("direct", list(stage2_jobs(items, config, log.rows)))
+        if not config.compress_only:
+            go("slots+controls", list(stage1_jobs(items, config, profile)))
+            go("direct", list(stage2_jobs(items, config, log.rows)))
+        if config.compress_arms:
+            _compress_stage(model, config, items, out, log, go, bar)
     run.rows = log.rows
     return run

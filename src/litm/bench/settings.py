@@ -25,11 +25,21 @@ from litm.eval.results import changed_settings
 from litm.eval.runs import model_mode
 from litm.models.base import Model
 
-__all__ = ["BATCH_BEFORE_SETTING", "RESULTS", "SETTINGS", "check_resume", "recorded_batch", "run_settings"]
+__all__ = [
+    "BATCH_BEFORE_SETTING",
+    "COMPRESS_SCORES",
+    "RESULTS",
+    "SETTINGS",
+    "check_resume",
+    "recorded_batch",
+    "run_settings",
+]
 
 #: The llama.cpp batch of local-model runs recorded before the batch was part of a run's identity.
 BATCH_BEFORE_SETTING = 512
 RESULTS = "bench.jsonl"
+#: The compression arms' score cache (JSON Lines), so a resumed run does not score again.
+COMPRESS_SCORES = "compress-scores.jsonl"
 SETTINGS = "run.json"
 #: The value of each identity setting in runs recorded before it existed.
 _IDENTITY_DEFAULTS: dict[str, Any] = {
@@ -57,6 +67,10 @@ def run_settings(model: Model, config: BenchConfig, command: str | None) -> dict
             "ks": list(config.ks),
             "strategies": list(config.strategies),
             "ablation_arms": list(config.ablation_arms),
+            "compress_arms": list(config.compress_arms),
+            "compress_ratios": list(config.compress_ratios),
+            "compress_slots": list(config.compress_slots),
+            "compress_designs": list(config.compress_designs),
         },
         "model": {
             "name": model.name,

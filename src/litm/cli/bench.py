@@ -24,6 +24,13 @@ def _split(values: list[str]) -> tuple[str, ...]:
     return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
 
 
+def _floats(values: list[str]) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in _split(values))
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected numbers, got {values}") from exc
+
+
 def _ints(values: list[str]) -> tuple[int, ...]:
     try:
         return tuple(int(v) for v in _split(values))
@@ -86,9 +93,27 @@ def bench_cmd(
     resume: bool = typer.Option(False, "--resume", help="Continue a run in --out, skipping finished rows."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar with ETA."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots and report.html."),
+    compress: list[str] = typer.Option(
+        [], "--compress", help="Compression arms: drop, lead, embed, embed-edges, lm, lm-edges (comma-separated)."
+    ),
+    compress_ratios: list[str] = typer.Option(
+        ["2,4"], "--compress-ratios", help="Compression ratios (4 keeps a quarter of the document tokens)."
+    ),
+    compress_slots: list[str] = typer.Option([], "--compress-slots", help="Gold slots compressed (default 1,mid,k)."),
+    compress_designs: list[str] = typer.Option(
+        ["middle,early"], "--compress-designs", help="Gold-set designs compressed (multi-gold data)."
+    ),
+    compress_model: str = typer.Option("local", "--compress-model", help="The lm compression scorer's local model."),
+    compress_only: bool = typer.Option(
+        False, "--compress-only", help="Only the compression arms; the uncompressed rows come from --baseline."
+    ),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="A committed uncompressed run of the same questions and model to pair with."
+    ),
 ) -> None:
     """Benchmark placement strategies and anchors on multi-document QA; write results and a report."""
-    from litm.bench.config import BenchConfig
+    from litm.bench.compression_summary import write_compression_outputs
+    from litm.bench.config import BenchConfig, BenchError
     from litm.bench.design import NQ_ARMS, STRATEGIES
     from litm.bench.goldsets import GOLDSET_STRATEGIES
     from litm.bench.outputs import write_outputs
@@ -119,7 +144,16 @@ def bench_cmd(
         seed=seed,
         prompt_format=prompt_format,
         likelihood=likelihood,
+        compress_arms=_split(compress),
+        compress_ratios=_floats(compress_ratios),
+        compress_slots=_ints(compress_slots),
+        compress_designs=_split(compress_designs),
+        compress_model=compress_model,
+        compress_only=compress_only,
+        baseline=str(baseline) if baseline is not None else None,
     )
+    if baseline is not None and not (baseline / "bench.jsonl").is_file():
+        raise BenchError(f"--baseline {baseline} holds no bench.jsonl")
     options: dict[str, object] = {}
     if parse_spec(model).scheme == "local":
         options["reuse_prefix"] = reuse
@@ -132,8 +166,13 @@ def bench_cmd(
     command = "litm " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     with stop_resumably(out / "bench.jsonl"):
         run = run_bench(m, config, out, resume=resume, progress=progress, command=command, profile=profile)
-    result = write_outputs(out, run.rows, run.settings, plots=plots)
     typer.echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
+    if config.compress_arms:
+        written = write_compression_outputs(out, run.rows, run.settings)
+        typer.echo(f"compression summary: {written}")
+    if config.compress_only:
+        return
+    result = write_outputs(out, run.rows, run.settings, plots=plots)
     for kk, s in result.summary["by_k"].items():
         typer.echo(f"\n== k={kk}: {s['questions']} questions ==")
         typer.echo("slot accuracy: " + " ".join(f"{c['acc']:.2f}" for c in s["slot_accuracy"]))

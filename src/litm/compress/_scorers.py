@@ -140,11 +140,11 @@ class RetrieverScorer:
         """Each document's ``score``; when any is missing, ``-index`` (rank order as given)."""
         if all(d.score is not None for d in docs):
             return [float(d.score) for d in docs if d.score is not None]
-        return [-float(i) for i in range(len(docs))]
+        return [float(-i) for i in range(len(docs))]
 
     def score_sentences(self, question: str, doc: Doc, spans: Sequence[tuple[int, int]]) -> list[float]:
         """``-index``: earlier sentences first, so a shortened document keeps its beginning."""
-        return [-float(i) for i in range(len(spans))]
+        return [float(-i) for i in range(len(spans))]
 
 
 class EmbedScorer:

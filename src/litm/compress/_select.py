@@ -17,7 +17,7 @@ Pure arithmetic over counts and scores (no model, no tokenizer), so the rules ca
 Example:
     >>> plan = select(
     ...     sentence_tokens=[[5, 5], [5, 5]], sentence_scores=[[0.9, 0.1], [0.2, 0.8]],
-    ...     doc_scores=[1.0, 0.5], budget=10,
+    ...     doc_scores=[1.0, 0.5], budget=10, coarse=False,
     ... )
     >>> plan.kept
     [[0], [1]]

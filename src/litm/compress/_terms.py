@@ -10,8 +10,8 @@ Example:
     >>> docs = ["Paris is in France.", "Lyon is in France.", "Berlin is in Germany."]
     >>> sorted(rare_terms("Which country is Paris in?", docs))
     ['paris']
-    >>> terms("Which country is Paris in?")
-    {'paris', 'country'}
+    >>> sorted(terms("Which country is Paris in?"))
+    ['country', 'paris']
 """
 
 from __future__ import annotations
