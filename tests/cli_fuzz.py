@@ -343,9 +343,10 @@ def _value(rng: random.Random, param: Any, *, is_out: bool) -> str:
     return random_text(rng) if rng.random() < 0.25 else rng.choice(TEXTS)
 
 
-#: Where random text draws its characters: ASCII, control characters, Latin, CJK, emoji, the undecodable bytes
-#: of a non-UTF-8 command line (U+DC80-U+DCFF), line and paragraph separators, the byte-order mark.
-_RANGES = ((0x20, 0x7E), (0x00, 0x1F), (0xA0, 0x17F), (0x4E00, 0x4E50), (0x1F600, 0x1F640), (0xDC80, 0xDCFF),
+#: Where random text draws its characters: ASCII, control characters (not NUL: no argv can hold one), Latin,
+#: CJK, emoji, the undecodable bytes of a non-UTF-8 command line (U+DC80-U+DCFF), line and paragraph separators,
+#: the byte-order mark.
+_RANGES = ((0x20, 0x7E), (0x01, 0x1F), (0xA0, 0x17F), (0x4E00, 0x4E50), (0x1F600, 0x1F640), (0xDC80, 0xDCFF),
            (0x2028, 0x2029), (0xFEFF, 0xFEFF))  # fmt: skip
 
 
