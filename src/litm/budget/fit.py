@@ -27,7 +27,8 @@ from typing import Any
 from litm.budget.counting import Counter, as_counter
 from litm.budget.margin import describe_count, margin_of, upper_of
 from litm.budget.placing import Placement, resolve_placement
-from litm.errors import ContextBudgetExceeded, InvalidOptionError, PromptError, UnsupportedTypeError
+from litm.compress import Compressed, Scorer, TargetCounter, compress, get_scorer
+from litm.errors import CompressionError, ContextBudgetExceeded, InvalidOptionError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import TokenCount
 from litm.placement import PositionProfile, Strategy, place
 from litm.placement.documents import Doc
@@ -49,7 +50,8 @@ class FitResult:
     documents (None when everything fit and it was not needed). ``dropped`` lists the documents the budget
     removed, best-ranked first (``dropped_items`` the caller's own objects); ``excluded`` what ranking removed
     before the budget (duplicates, beyond ``top_k``); ``truncated`` the id of a document kept only in part
-    (``truncate=True``); ``count_calls`` how many times the tokenizer was asked.
+    (``truncate=True``); ``count_calls`` how many times the tokenizer was asked; ``compression`` what
+    ``compress=`` cut from each document (None when nothing was compressed).
     """
 
     prompt: Any
@@ -65,6 +67,7 @@ class FitResult:
     margin: float = 0.0
     upper: int = 0
     excluded: tuple[Dropped, ...] = ()
+    compression: Compressed | None = None
 
 
 def fit(
@@ -84,6 +87,7 @@ def fit(
     min_docs: int | None = None,
     profile: PositionProfile | None = None,
     truncate: bool = False,
+    compress: str | Scorer | None = None,
 ) -> FitResult:
     """Return the largest best-ranked prefix of ``docs`` whose full prompt fits the budget, placed.
 
@@ -101,6 +105,11 @@ def fit(
     settings is used as the source instead when none of these is given; both at once is an
     :class:`~litm.errors.InvalidOptionError`. With ``truncate=True`` the best dropped document is kept cut at
     a sentence boundary when part of it fits.
+
+    ``compress`` (a scorer name, ``"embed"``, ``"lm"`` or ``"retriever"``, or a :class:`~litm.compress.Scorer`)
+    puts question-aware compression before dropping: when the documents do not fit, their sentences are
+    chosen for the question (:func:`litm.compress.compress`) until the whole prompt fits, and only when even
+    that cannot fit are documents dropped by rank. ``FitResult.compression`` says what was cut and why.
     """
     budget = _budget(max_input_tokens, reserve_output_tokens)
     if not isinstance(question, str):
@@ -140,6 +149,17 @@ def fit(
             upper=upper_of(full),
             advice="raise max_input_tokens, lower reserve_output_tokens, or shorten the system text or question",
         )  # fmt: skip
+    if compress is not None and n:
+        squeezed = _compress_to_fit(ranked, question, compress, count, render, budget, floor)
+        if squeezed is not None:
+            kept_docs, (prompt, counted), done = squeezed
+            kept_ids = {d.id for d in kept_docs}
+            lost = [i for i, d in enumerate(ranked) if d.id not in kept_ids]
+            return FitResult(
+                prompt, counted.tokens, budget, floor.tokens, kept=kept_docs, dropped=[ranked[i] for i in lost],
+                count_calls=count.calls, dropped_items=[items[i] for i in lost], exact=counted.exact,
+                margin=margin_of(counted), upper=upper_of(counted), excluded=ranking.dropped, compression=done,
+            )  # fmt: skip
     # Invariant: lo documents fit (verified by a count), hi documents do not.
     lo, hi, best = 0, n, (empty_prompt, floor)
     while hi - lo > 1:
@@ -156,6 +176,39 @@ def fit(
             doc, (prompt, counted) = cut
             return result(prompt, counted, [*kept, doc], lo + 1, floor=floor.tokens, truncated=doc.id)
     return result(best[0], best[1], kept, lo, floor=floor.tokens)
+
+
+def _compress_to_fit(
+    ranked: list[Doc],
+    question: str,
+    scorer: str | Scorer,
+    count: Counter,
+    render: Render,
+    budget: int,
+    floor: TokenCount,
+) -> tuple[list[Doc], tuple[Any, TokenCount], Compressed] | None:
+    """The ranked documents compressed to the largest token target whose whole prompt fits (verified by a
+    count, like every other fit), or None when no compression fits."""
+    target_counter = TargetCounter.of(count.tokenizer)
+    the_scorer = get_scorer(scorer)  # once: the scores are cached on it across the renders below
+    texts = sum(target_counter(d.text) for d in ranked)
+    # Bisect the documents' token target: the largest whose rendered prompt fits (anchors and separators
+    # depend on how many documents survive, so only a render says). About log2(budget) renders.
+    lo, hi = 0, min(budget - upper_of(floor), texts)
+    best: tuple[list[Doc], tuple[Any, TokenCount], Compressed] | None = None
+    while hi > lo:
+        target = (lo + hi + 1) // 2
+        try:
+            done = compress(ranked, question, tokenizer=target_counter, target=target, scorer=the_scorer)
+        except CompressionError:
+            lo = target  # below the shortest sentence: nothing smaller can hold one either
+            continue
+        rendered = render(done.kept_docs)
+        if upper_of(rendered[1]) <= budget:
+            best, lo = (done.kept_docs, rendered, done), target
+        else:
+            hi = target - 1
+    return best
 
 
 def _budget(max_input_tokens: int, reserve_output_tokens: int) -> int:
