@@ -95,6 +95,8 @@ ALWAYS = frozenset({"--model"})
 _ALWAYS_FLAGS = frozenset({"--model", "-m"})
 COST = frozenset({"--trials", "--questions", "--direct", "--ablation", "--n", "--k", "--min-trials", "--max-tokens",
                   "--limit", "--threads", "--concurrency", "--batch", "--max-caller-lines", "--budget"})  # fmt: skip
+#: Options always given, because their default is a lot of work for a case (100 questions, 10 trials a cell).
+WORK = frozenset({"--trials", "--questions", "--direct", "--ablation", "--lengths"})
 #: Valid-looking values for string options, drawn part of the time so cases get past parsing.
 HINTS: dict[str, tuple[str, ...]] = {
     "--lengths": ("64", "64,128", "32", "1k", "16", "15", "0", "abc", "", "64,,", "2.5k", "1e3", "99999999999"),
@@ -131,6 +133,69 @@ ARG_HINTS: dict[str, tuple[str, ...]] = {
     "amount": ("5", "5.00", "5,00", "-1", "1e3", "nan", "", "99999999999999999999", "0.0000001"),
 }  # fmt: skip
 
+#: Values that make sense for an option (keyed by "command option" first, then by option), so that "valid" and
+#: "one bad value" cases get past parsing into what the command does. An option missing here gets a valid value
+#: of its type (a number in its range, a member of its choice, a documents file).
+VALID: dict[str, tuple[str, ...]] = {
+    "--model": FAKE_SPECS[:1],
+    "--question": ("What is the access code for the Kivo vault?",),
+    "--lengths": ("64", "64,128"),
+    "--depths": ("0,0.5,1", "linear:3"),
+    "--task": ("needle",),
+    "--layouts": ("plain",),
+    "--strategy": ("none", "edges", "pyramid"),
+    "--strategies": ("none,edges",),
+    "--budget": ("400", "2000"),
+    "--profile": ("profile.json",),
+    "--corpus": ("docs-dir",),
+    "--chat-template": ("template.jinja",),
+    "--data": ("bench.jsonl",),
+    "--retriever": ("bm25", "file"),
+    "--builtin": ("edges", "pyramid"),
+    "--scope": ("project:a",),
+    "--namespace": ("default",),
+    "--title": ("results",),
+    "--include": ("probe-done",),
+    "--name": ("alice",),
+    "--window": ("total", "daily"),
+    "--format": ("text",),
+    "--likelihood": ("off",),
+    "--reuse": ("cold",),
+    "--order": ("pyramid",),
+    "--arms": ("default",),
+    "--ablation-designs": ("middle",),
+    "--direct-ranks": ("1",),
+    "--ablation-slots": ("1",),
+    "--special-token": ("<|im_end|>",),
+    "--trials": ("1", "2"),
+    "--questions": ("1", "2"),
+    "--direct": ("0", "1"),
+    "--ablation": ("0", "1"),
+    "--max-tokens": ("8", "16"),
+    "--n": ("4", "10"),
+    "probe --template": ("probe-template.txt",),
+    "prompt --template": ("prompt-template.json",),
+    "bench --k": ("2", "3"),
+    "probe --k": ("2", "3"),
+    "keys create --limit": ("5",),
+}
+ARG_VALID: dict[str, tuple[str, ...]] = {
+    "path": ("docs.jsonl", "docs.json", "pairs.jsonl", "-"),
+    "question": ("What is the access code for the Kivo vault?",),
+    "query": ("vault", "access code"),
+    "target": ("code.py::f", "code.py::g", "code.py:2"),
+    "ledger": ("spend.db",),
+    "scope": ("project:a",),
+    "amount": ("5", "12.50"),
+    "folder": ("docs-dir",),
+    "index": ("idx",),
+    "profile": ("profile.json",),
+    "a": ("profile.json",),
+    "b": ("profile.json",),
+    "out": ("good-run", "probe-done"),
+    "directory": ("probe-done",),
+}
+
 #: Workspace entries: name -> bytes (a str value names a folder made by :func:`build_workspace`).
 _DOCS = [{"id": f"d{i}", "text": f"Passage {i}. The access code for the Kivo vault is 12345{i}.", "score": 1 / (i + 1)}
          for i in range(6)]  # fmt: skip
@@ -166,6 +231,7 @@ FILES: dict[str, bytes] = {
     "bad-bench.jsonl": b'{"question": "q", "answers": ["a"], "documents": [{"text": "t", "gold": true, "score": 1'
     + b"0" * 400
     + b"}]}\n",
+    "probe-template.txt": b"Read this.\n\n{document}\n\nQuestion: {question}\nAnswer:",
     "template.jinja": b"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}",
     "bad-template.jinja": b"{% for m in messages %}{{ m.content ",
     "fake.gguf": b"GGUF" + bytes(60),
@@ -223,6 +289,7 @@ def build_workspace(folder: Path, *, huge_bytes: int = 200_000) -> Path:
         path.write_bytes(data)
     (folder / "profile.json").write_bytes(_profile_bytes())
     (folder / "profile-bad.json").write_bytes(b'{"format": "litm-position-profile", "points": [[2, "x"]]}')
+    shutil.copytree(_made_once(), folder, dirs_exist_ok=True)
     huge = _huge_file(huge_bytes)
     try:  # a hard link: a large run makes thousands of workspaces (a command that rewrites it replaces the link)
         os.link(huge, folder / "huge.jsonl")
@@ -232,6 +299,38 @@ def build_workspace(folder: Path, *, huge_bytes: int = 200_000) -> Path:
 
 
 _HUGE: dict[int, Path] = {}
+_MADE: list[Path] = []
+
+
+def _made_once() -> Path:
+    """State that commands read, made once by the library itself and copied into every workspace: a BM25
+    index of ``docs-dir`` (``idx``), a spend ledger with one limit (``spend.db``) and a finished probe run
+    (``probe-done``)."""
+    if _MADE and _MADE[0].exists():
+        return _MADE[0]
+    from litm.probe.outputs import write_outputs
+    from litm.retrieve import build_index
+    from litm.spend.ledger import SQLiteLedger
+
+    folder = Path(tempfile.mkdtemp(prefix="litm-fuzz-made-"))
+    docs = folder / "docs"
+    docs.mkdir()
+    for name, data in FILES.items():
+        if name.startswith("docs-dir/"):
+            (docs / name.removeprefix("docs-dir/")).write_bytes(data)
+    build_index(docs, folder / "idx", dense=False)
+    shutil.rmtree(docs)
+    done = folder / "probe-done"
+    done.mkdir()
+    settings = json.loads(FILES["good-run/run.json"])
+    write_outputs(done, _PROBE_ROWS, settings, plots=False, report=False)
+    (done / "run.json").write_bytes(FILES["good-run/run.json"])
+    (done / "results.jsonl").write_bytes(FILES["good-run/results.jsonl"])
+    ledger = SQLiteLedger(folder / "spend.db")
+    ledger.set_limit("project:a", "total", 5_000_000)
+    ledger.close()
+    _MADE[:] = [folder]
+    return folder
 
 
 def huge_bytes_of(size: int) -> bytes:
@@ -360,11 +459,47 @@ def random_text(rng: random.Random, size: int = 40) -> str:
     return "".join(chars)
 
 
+def _valid(rng: random.Random, command: Command, param: Any) -> str:
+    """A value ``param`` accepts: from :data:`VALID` / :data:`ARG_VALID`, else one of its type."""
+    if param.param_type_name == "argument":
+        pool = ARG_VALID.get(param.name)
+    else:
+        name = _long(param)
+        pool = VALID.get(f"{command.name} {name}") or VALID.get(name) or PINNED.get(name)
+    if pool:
+        return rng.choice(pool)
+    ann = _annotation(param)
+    if isinstance(ann, type) and issubclass(ann, enum.Enum):
+        return str(rng.choice(list(ann)).value)
+    if ann is int:
+        low = int(param.min) if getattr(param, "min", None) is not None else 1
+        return str(rng.randint(low, low + 2))
+    if ann is float:
+        low = float(param.min) if getattr(param, "min", None) is not None else 0.0
+        high = float(param.max) if getattr(param, "max", None) is not None else low + 1.0
+        return repr(round(rng.uniform(low, high), 3))
+    if ann is bool:
+        return "true"
+    if ann is Path:
+        return "out" if _is_out(param) else "docs.jsonl"
+    return "x"
+
+
+def _knows_valid(command: Command, param: Any) -> bool:
+    """Whether :func:`_valid` has more than a placeholder for ``param`` (a text option it has no value for)."""
+    if param.param_type_name == "argument" or getattr(param, "is_flag", False):
+        return True
+    name = _long(param)
+    ann = _annotation(param)
+    known = f"{command.name} {name}" in VALID or name in VALID or name in PINNED
+    return known or ann in (int, float, bool, Path) or (isinstance(ann, type) and issubclass(ann, enum.Enum))
+
+
 def _is_out(param: Any) -> bool:
     return param.name in {"out", "plan_json"}
 
 
-def _option_words(rng: random.Random, param: Any) -> list[str]:
+def _option_words(rng: random.Random, param: Any, value: Callable[[], str] | None = None) -> list[str]:
     name = _long(param)
     if name in NEVER:
         return []
@@ -377,29 +512,59 @@ def _option_words(rng: random.Random, param: Any) -> list[str]:
     count = rng.randint(1, 3) if param.multiple else 1
     words: list[str] = []
     for _ in range(count):
-        value = _value(rng, param, is_out=_is_out(param))
+        text = value() if value is not None else _value(rng, param, is_out=_is_out(param))
         flag = rng.choice(param.opts)
         # "--opt=value" and "-o value" are the same to click; both forms are drawn.
-        words += [f"{flag}={value}"] if flag.startswith("--") and rng.random() < 0.2 else [flag, value]
+        words += [f"{flag}={text}"] if flag.startswith("--") and rng.random() < 0.2 else [flag, text]
     return words
 
 
+#: How a case is drawn: every value valid, every value valid but one, or anything goes.
+MODES = ("valid", "one-bad", "chaos")
+
+
 def draw_case(rng: random.Random, command: Command, *, huge_stdin: int = 100_000) -> Case:
-    """A random command line for ``command``: each parameter present or not, valid or not, and a stdin."""
+    """A random command line for ``command``: each parameter present or not, valid or not, and a stdin.
+
+    A third of the cases are valid throughout and a third have one bad value, so that commands are exercised
+    past their parsing; the rest draw every value from the valid, boundary and malformed pools alike.
+    """
+    mode = rng.choices(MODES, (3, 3, 4))[0]
+    chaos = mode == "chaos"
     options: list[list[str]] = []
     positionals: list[str] = []
+    drawn: list[tuple[Any, int]] = []  # (param, index of its value in options or -1 - index in positionals)
     for param in command.params:
         if param.param_type_name == "argument":
-            if param.required or rng.random() < 0.6:
-                n = rng.randint(0, 2) if param.nargs == -1 else 1
-                positionals += [_value(rng, param, is_out=False) for _ in range(n)]
+            if param.required or rng.random() < (0.6 if chaos else 0.4):
+                n = (rng.randint(0, 2) if chaos else 1) if param.nargs == -1 else 1
+                for _ in range(n):
+                    drawn.append((param, -1 - len(positionals)))
+                    positionals.append(_value(rng, param, is_out=False) if chaos else _valid(rng, command, param))
             continue
         if _long(param) in NEVER and not getattr(param, "secondary_opts", ()):
             continue
-        present = _long(param) in ALWAYS or (param.required and rng.random() < 0.95) or rng.random() < 0.35
-        if present:
-            options.append(_option_words(rng, param))
+        required = param.required and (not chaos or rng.random() < 0.95)
+        optional = rng.random() < (0.35 if chaos else 0.25) and (chaos or _knows_valid(command, param))
+        # An option whose default is a lot of work (100 questions, 10 trials a cell) is always given, small.
+        if _long(param) in ALWAYS or _long(param) in WORK or required or optional:
+            value = None if chaos else (lambda p=param: _valid(rng, command, p))
+            options.append(_option_words(rng, param, value))
+            if len(options[-1]) == 2:
+                drawn.append((param, len(options) - 1))
+    if mode == "one-bad" and drawn:
+        param, at = rng.choice(drawn)
+        bad = _value(rng, param, is_out=_is_out(param))
+        if at >= 0:
+            options[at][1] = bad
+        else:
+            positionals[-1 - at] = bad
     rng.shuffle(options)
+    if not chaos:
+        kind = rng.choice(["none", "docs", "text"])
+        words = [w for group in options for w in group]
+        dash = ["--"] if any(p.startswith("-") and p != "-" for p in positionals) else []
+        return Case([*command.path, *words, *dash, *positionals], STDINS[kind], f"{mode}:{kind}")
     roll = rng.random()
     if roll < 0.04:
         options.append(["--no-such-option"])
@@ -527,12 +692,21 @@ def _snapshot(folder: Path) -> dict[str, str]:
     return out
 
 
+#: Files SQLite keeps beside a database, empty between transactions.
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _companion_of(name: str, before: dict[str, str]) -> bool:
+    """Whether ``name`` is SQLite's -wal/-shm file of a database that was there before the run."""
+    return name.endswith(_SQLITE_COMPANIONS) and name.rsplit("-", 1)[0] in before
+
+
 def _incomplete(path: Path, *, named: bool = False) -> str | None:
     """Why ``path`` looks like a partial file, or None (a ``named`` file's content is not judged by its name)."""
     if path.name.startswith(".") and path.name.endswith(".tmp"):
         return "an atomic writer's temporary file was left"
     data = path.read_bytes()
-    if not data:
+    if not data and not path.name.endswith(_SQLITE_COMPANIONS):
         return "an empty file was left"
     if named:
         return None
@@ -651,7 +825,7 @@ def _check(outcome: Outcome, workspace: Path, before: dict[str, str]) -> None:
             problems.append(f"partial file: {name}: {why}")
         elif name in before and outcome.exit_code != 0:
             problems.append(f"partial file: {name}: changed by a failed run")
-        elif outcome.exit_code != 0 and not name.startswith(outputs):
+        elif outcome.exit_code != 0 and not name.startswith(outputs) and not _companion_of(name, before):
             problems.append(f"state: a failed run created {name}")
 
 
