@@ -54,6 +54,9 @@ def _summary(answer: Answer, explain: bool) -> list[str]:
         f"{fit.budget} after the answer's reserve; {len(fit.kept)} of {len(answer.hits)} documents kept"
         + (f", dropped {', '.join(d.id for d in fit.dropped)}" if fit.dropped else "")
     )
+    squeezed = answer.prepared.compression or fit.compression
+    if squeezed is not None:
+        lines.append(squeezed.summary())
     lines.append(f"model: {answer.model}, {done.input_tokens} in / {done.output_tokens} out"
                  + (", sampled" if done.sampled else ", greedy"))  # fmt: skip
     lines.append(f"cost: {answer.cost_usd or 'unknown'} ({answer.cost_note})")
@@ -82,6 +85,10 @@ def rag_cmd(
     threads: int | None = typer.Option(None, "--threads", min=1, help="llama.cpp threads (local models)."),
     explain: bool = typer.Option(False, "--explain", help="Also the hits, the plan table and the stage timings."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as one JSON object."),
+    compress: str | None = typer.Option(
+        None, "--compress", help="Compress the chunks for the question first: a ratio (4x) or document tokens (600)."
+    ),
+    compress_scorer: str = typer.Option("embed", "--compress-scorer", help="Compression scorer: embed, lm, retriever."),
 ) -> None:
     """Answer a question from an index: the answer, its citations (or litm's attribution) and the plan.
 
@@ -91,6 +98,7 @@ def rag_cmd(
     pipeline = Pipeline.from_index(
         index, retriever=retriever.value, rerank="dense" if rerank else None, backend=backend.value,
         strategy=strategy, budget=budget, model=loaded, k=k, profile=profile, max_answer_tokens=max_answer_tokens,
+        compress=compress, compress_scorer=compress_scorer,
     )  # fmt: skip
     with budget_flags(max_input_tokens="--budget", reserve_output_tokens="--max-tokens"):
         answer = pipeline.ask(question)

@@ -16,8 +16,8 @@ Example:
     (True, True)
 """
 
-from litm.compress._compress import PROTECT, UNITS, Compressor, TargetCounter, compress
-from litm.compress._result import Compressed, CompressedDoc
+from litm.compress._compress import PROTECT, UNITS, Compressor, TargetCounter, compress, parse_target
+from litm.compress._result import Compressed, CompressedDoc, original_offset
 from litm.compress._scorers import SCORERS, EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, get_scorer
 from litm.compress._select import rank_budgets, select
 from litm.compress._terms import rare_terms, terms
@@ -39,6 +39,8 @@ __all__ = [
     "TargetCounter",
     "compress",
     "get_scorer",
+    "original_offset",
+    "parse_target",
     "rank_budgets",
     "rare_terms",
     "select",

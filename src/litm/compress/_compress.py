@@ -39,7 +39,7 @@ from litm.placement.documents import Doc, to_docs
 from litm.tokens import get_tokenizer
 from litm.util.sentences import sentence_spans
 
-__all__ = ["PROTECT", "UNITS", "Compressor", "TargetCounter", "compress"]
+__all__ = ["PROTECT", "UNITS", "Compressor", "TargetCounter", "compress", "parse_target"]
 
 UNITS: tuple[str, ...] = ("sentence", "document")
 PROTECT: tuple[str | None, ...] = (None, "terms")
@@ -119,6 +119,34 @@ def _ratio(value: object) -> float:
     if not math.isfinite(value) or value < 1:
         raise InvalidOptionError(f"ratio must be a finite number >= 1 (4 keeps a quarter), got {value!r}")
     return float(value)
+
+
+def parse_target(value: str | int | float) -> tuple[int | None, float | None]:
+    """``(target, ratio)`` from how a user writes a compression goal: ``"4x"`` or a float is a ratio (keep a
+    quarter), an integer or ``"600"`` a number of document tokens.
+
+    >>> parse_target("4x"), parse_target(600), parse_target("600"), parse_target(2.5)
+    ((None, 4.0), (600, None), (600, None), (None, 2.5))
+    >>> parse_target("4,5x")
+    Traceback (most recent call last):
+        ...
+    litm.errors.InvalidOptionError: a compression goal is a ratio ('4x') or a token count ('600'), got '4,5x'
+    """
+    if isinstance(value, bool):
+        raise InvalidOptionTypeError(f"a compression goal is a ratio or a token count, got {value!r}")
+    if isinstance(value, int):
+        return _positive_int("the compression target", value), None
+    if isinstance(value, float):
+        return None, _ratio(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        number = text[:-1] if text.endswith("x") else ""
+        if number and number.replace(".", "", 1).isdigit():
+            return None, _ratio(float(number))
+        if text.isdigit():
+            return _positive_int("the compression target", int(text)), None
+        raise InvalidOptionError(f"a compression goal is a ratio ('4x') or a token count ('600'), got {value!r}")
+    raise InvalidOptionTypeError(f"a compression goal is a ratio or a token count, got {type(value).__name__}")
 
 
 def compress(

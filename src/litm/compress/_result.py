@@ -25,11 +25,30 @@ from typing import Any
 from litm.errors import InvalidOptionError
 from litm.placement.documents import Doc
 
-__all__ = ["SEPARATOR", "Compressed", "CompressedDoc"]
+__all__ = ["SEPARATOR", "Compressed", "CompressedDoc", "original_offset"]
 
 #: What joins two kept sentences of one document. A single space: an elision mark ("...") costs tokens and
 #: reads to a small model as part of the text.
 SEPARATOR = " "
+
+
+def original_offset(spans: Sequence[Sequence[int]], offset: int) -> int:
+    """Where ``offset`` of a compressed text lies in its original, given the kept ``spans`` (source order, as
+    ``Doc.metadata["compressed"]["spans"]`` records them); an offset on a separator maps to the end of the
+    span before it. What attribution uses to point a supporting span into the source.
+
+    >>> original_offset([(0, 10), (21, 33)], 11)
+    21
+    """
+    at = 0
+    for a, b in spans:
+        width = b - a
+        if offset <= at + width:
+            return a + (offset - at)
+        at += width + len(SEPARATOR)
+        if offset < at:
+            return b
+    return spans[-1][1] if spans else offset
 
 
 @dataclass(frozen=True)
@@ -94,15 +113,7 @@ class CompressedDoc:
         """
         if not 0 <= offset <= len(self.doc.text):
             raise InvalidOptionError(f"offset {offset} is outside the compressed text of {self.original.id!r}")
-        at = 0
-        for a, b in self.spans:
-            width = b - a
-            if offset <= at + width:
-                return a + (offset - at)
-            at += width + len(SEPARATOR)
-            if offset < at:
-                return b
-        return len(self.original.text)
+        return original_offset(self.spans, offset)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (the compressed text, spans, counts and reason)."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from litm.budget import FitResult
+from litm.compress import Compressed
 from litm.models import Completion, Model
 from litm.placement.documents import Doc
 from litm.placement.plan import PlacementPlan, SlotInfo
@@ -117,6 +118,8 @@ class Prepared:
     budget: int
     budget_source: str
     timings: Mapping[str, float]
+    #: What ``Pipeline(compress=...)`` kept of each retrieved chunk before the gate (None: not compressed).
+    compression: Compressed | None = None
 
     @property
     def prompt(self) -> Prompt:

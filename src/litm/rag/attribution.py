@@ -43,6 +43,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from litm.compress import original_offset
 from litm.placement.plan import PlacementPlan, SlotInfo
 from litm.util.sentences import sentence_spans
 
@@ -120,6 +121,11 @@ def _find(needle: str, hay: str) -> int:
 
 
 def _grounding(slot: SlotInfo, start: int, end: int, score: float) -> Grounding:
+    squeezed = slot.doc.metadata.get("compressed")
+    if isinstance(squeezed, dict) and isinstance(squeezed.get("spans"), list) and squeezed["spans"]:
+        # A compressed chunk: its text is kept sentences of the original, so the span is mapped back first.
+        spans = squeezed["spans"]
+        start, end = original_offset(spans, start), original_offset(spans, end)
     offset = slot.doc.metadata.get("start")
     base = offset if isinstance(offset, int) and not isinstance(offset, bool) else None
     source_start = None if base is None else base + start

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.budget import FitResult, fit, max_input_tokens_from
+from litm.compress import SCORERS, Scorer, compress, get_scorer, parse_target
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, PromptError, RetrievalError, UnsupportedTypeError
 from litm.models import AnthropicModel, Model, load_model
 from litm.placement import PositionProfile, Strategy, get_strategy
@@ -85,7 +86,10 @@ class Pipeline:
     blank line or the prompt's question label on a new line, for a chat model none). A base model's answer
     is the first non-empty line it writes (the benchmark's rule); a chat model's is its whole reply, and a chat
     model is asked for the answer before the cited ids (:meth:`~litm.prompt.PromptBuilder.for_chat`); a reply
-    of citations alone is not taken as the answer (:func:`~litm.rag.answer.read_reply`).
+    of citations alone is not taken as the answer (:func:`~litm.rag.answer.read_reply`). ``compress``: a
+    goal for question-aware compression of the retrieved chunks before the gate (``"4x"`` keeps a quarter of
+    their tokens, ``600`` keeps 600 tokens, in the model's own tokenizer; :func:`litm.compress.compress`
+    with ``compress_scorer``, default ``"embed"``); with it the gate also compresses rather than drops.
     """
 
     def __init__(
@@ -100,6 +104,8 @@ class Pipeline:
         profile: PositionProfile | str | Path | None = None,
         max_answer_tokens: int = DEFAULT_ANSWER_TOKENS,
         stop: str | Sequence[str] | None = None,
+        compress: str | int | float | None = None,
+        compress_scorer: str = "embed",
     ) -> None:
         self._retriever, self._source = retriever_of(retriever)
         self.profile = profile_of(profile)
@@ -125,6 +131,15 @@ class Pipeline:
         self.k = positive("k", k)
         self.max_answer_tokens = positive("max_answer_tokens", max_answer_tokens)
         self.stop = stops(stop)
+        # Validated now, so a typo fails at construction, not at the first question.
+        self.compress = compress
+        self._compress_goal = parse_target(compress) if compress is not None else None
+        if compress_scorer not in SCORERS:
+            raise InvalidOptionError(
+                f"unknown compression scorer {compress_scorer!r}; choose from {', '.join(SCORERS)}"
+            )
+        self.compress_scorer = compress_scorer
+        self._scorer: Scorer | None = None
 
     @classmethod
     def from_index(
@@ -166,6 +181,7 @@ class Pipeline:
             "retriever": self._retriever, "strategy": self.strategy, "builder": self.builder, "budget": self.budget,
             "model": self._model if self._model is not None else self.model_spec, "k": self.k,
             "profile": self.profile, "max_answer_tokens": self.max_answer_tokens, "stop": self.stop,
+            "compress": self.compress, "compress_scorer": self.compress_scorer,
         }  # fmt: skip
         unknown = sorted(set(changes) - set(current))
         if unknown:
@@ -229,12 +245,26 @@ class Pipeline:
         budget, budget_source = self.input_budget()
         # A chat model is asked for the answer first, then the ids (it would otherwise answer with a citation only).
         builder = self.builder.for_chat() if model.supports_chat else self.builder
+        chunks = docs(found)
+        squeezed = None
+        if self._compress_goal is not None:
+            start = time.perf_counter()
+            target, ratio = self._compress_goal
+            if self._scorer is None:
+                self._scorer = get_scorer(self.compress_scorer)
+            # Question-aware compression first (in the model's own tokens), then the gate as always; the gate
+            # compresses further rather than dropping a chunk when the budget is tighter still.
+            squeezed = compress(chunks, q, tokenizer=model, target=target, ratio=ratio, scorer=self._scorer)
+            chunks = squeezed.kept_docs
+            timings["compress"] = time.perf_counter() - start
+            start = time.perf_counter()
         fitted = fit(
-            docs(found), q, builder, model, budget, self.max_answer_tokens, format=_count_format(model),
+            chunks, q, builder, model, budget, self.max_answer_tokens, format=_count_format(model),
             strategy=self.strategy, rank_by="input", profile=self.profile,
+            compress=self._scorer if self._compress_goal is not None else None,
         )  # fmt: skip
         timings["fit"] = time.perf_counter() - start
-        return Prepared(q, found, fitted, budget, budget_source, timings)
+        return Prepared(q, found, fitted, budget, budget_source, timings, squeezed)
 
     def generate(self, prepared: Prepared) -> Answer:
         """Send a prepared prompt to the model, map the answer back to documents, and price the call."""
@@ -289,6 +319,7 @@ class Pipeline:
             "budget": self.budget, "model": self.model_spec, "k": self.k,
             "profile": None if self.profile is None else self.profile.to_dict(),
             "max_answer_tokens": self.max_answer_tokens, "stop": None if self.stop is None else list(self.stop),
+            "compress": self.compress, "compress_scorer": self.compress_scorer,
         }  # fmt: skip
         return {"type": _TYPE, "version": PIPELINE_FORMAT_VERSION, "init_parameters": params}
 
@@ -306,7 +337,8 @@ class Pipeline:
         source = params.pop("retriever", None)
         if not isinstance(source, Mapping) or set(source) != {"index", "kind", "rerank", "backend"}:
             raise InvalidOptionError("a serialised Pipeline needs retriever {index, kind, rerank, backend}")
-        known = {"strategy", "builder", "budget", "model", "k", "profile", "max_answer_tokens", "stop"}
+        known = {"strategy", "builder", "budget", "model", "k", "profile", "max_answer_tokens", "stop", "compress",
+                 "compress_scorer"}  # fmt: skip
         unknown = sorted(set(params) - known)
         if unknown:
             raise InvalidOptionError(f"unknown Pipeline parameter(s) {', '.join(unknown)}")
