@@ -166,7 +166,7 @@ def test_the_haystack_shim_imports_only_the_integrations() -> None:
     for folder in (
         "haystack_integrations",
         "haystack_integrations/components",
-        *(f"haystack_integrations/components/{kind}" for kind in ("rankers", "builders")),
+        *(f"haystack_integrations/components/{kind}" for kind in ("rankers", "builders", "compressors")),
     ):
         assert not (SRC / folder / "__init__.py").exists(), folder
 

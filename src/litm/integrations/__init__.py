@@ -5,24 +5,29 @@ and ``import litm.integrations`` import no framework):
 
 ================================ ========================== ==============================================
 ``litm.integrations.langchain``  ``pip install 'litm[langchain]'``   ``LitmReorder``, ``LitmTrimmer``,
-                                                            ``LitmPrompt``, ``LitmRetriever``
+                                                            ``LitmPrompt``, ``LitmRetriever``,
+                                                            ``LitmCompressor``
 ``litm.integrations.llamaindex`` ``pip install 'litm[llamaindex]'``  ``LitmReorder``, ``LitmTrimmer``,
-                                                            ``LitmSynthesizer``
+                                                            ``LitmSynthesizer``, ``LitmCompressor``
 ``litm.integrations.haystack``   ``pip install 'litm[haystack]'``    ``LitmRanker``, ``LitmTrimmer``,
-                                                            ``LitmPromptBuilder`` (saved under
+                                                            ``LitmPromptBuilder``, ``LitmCompressor``
+                                                            (saved under
                                                             ``haystack_integrations.components...litm``)
 ================================ ========================== ==============================================
 
 Each framework gets the same three steps (:mod:`litm.integrations.steps`): a reorderer (any litm strategy,
 a measured profile included, and the framework's own order for migration), a token-budget trimmer (an exact
 tokenizer, the lowest-ranked cut first, the placement kept) and a prompt assembler (litm's anchored prompt in
-the framework's message type), configured by a :class:`Placing` and a :class:`Budget`.
+the framework's message type), configured by a :class:`Placing` and a :class:`Budget`; and a question-aware
+compressor (:mod:`litm.compress`: the sentences that answer the question, within a token budget, each kept
+span mapped back to the source) configured by a :class:`Compressing`.
 
 Example:
     >>> reorder(["d1", "d2", "d3", "d4"], Placing(strategy="langchain")).items
     ('d2', 'd4', 'd3', 'd1')
 """
 
+from litm.integrations.compression import METADATA_KEY, Compressing, Compression, provenance
 from litm.integrations.options import (
     COUNT_AS,
     RANK_BY,
@@ -37,9 +42,12 @@ from litm.integrations.steps import Assembled, Trimmed, assemble, reorder, trim
 
 __all__ = [
     "COUNT_AS",
+    "METADATA_KEY",
     "RANK_BY",
     "Assembled",
     "Budget",
+    "Compressing",
+    "Compression",
     "CountAs",
     "Placing",
     "RankByOption",
@@ -47,6 +55,7 @@ __all__ = [
     "as_profile",
     "assemble",
     "optional_budget",
+    "provenance",
     "reorder",
     "trim",
 ]

@@ -1,7 +1,8 @@
 """Pydantic fields for the LangChain and LlamaIndex components (both frameworks build components on pydantic 2).
 
 :class:`PlacingFields` carries the settings of a :class:`~litm.integrations.options.Placing`,
-:class:`PromptFields` those of a prompt builder and an optional :class:`~litm.integrations.options.Budget`.
+:class:`PromptFields` those of a prompt builder and an optional :class:`~litm.integrations.options.Budget`,
+:class:`CompressionFields` those of a :class:`~litm.integrations.compression.Compressing`.
 Every field holds a JSON value (the profile and the builder in their own JSON forms), so a component
 serialises with its framework's own machinery (``model_dump``, LlamaIndex ``to_dict`` / ``from_dict``).
 
@@ -27,6 +28,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
 
 from litm.errors import InvalidOptionError, MissingDependencyError
+from litm.integrations.compression import COMPRESSION_DEFAULTS, Compressing
 from litm.integrations.options import Budget, CountAs, Placing, RankByOption, no_budget, optional_budget
 from litm.placement import DEFAULT_STRATEGY
 from litm.placement.ranking import Dedup
@@ -41,9 +43,10 @@ except ImportError as exc:  # pragma: no cover - both frameworks depend on pydan
         "'litm[llamaindex]'"
     ) from exc
 
-__all__ = ["PlacingFields", "PromptFields", "SettingsChecked"]
+__all__ = ["CompressionFields", "PlacingFields", "PromptFields", "SettingsChecked"]
 
 _PLACING = tuple(f.name for f in dataclass_fields(Placing))
+_COMPRESSION = tuple(f.name for f in dataclass_fields(Compressing))
 _BUDGET = ("tokenizer", "max_input_tokens", "reserve_output_tokens", "count_as")
 
 
@@ -140,3 +143,38 @@ class PromptFields(SettingsChecked):
         if self._built is None or self._built[0] != self.builder:
             self._built = (self.builder, PromptBuilder.from_dict(self.builder))
         return self._built[1]
+
+
+class CompressionFields(SettingsChecked):
+    """The compression settings (see :class:`~litm.integrations.compression.Compressing`), with its defaults."""
+
+    tokenizer: str
+    target: int | None = COMPRESSION_DEFAULTS["target"]
+    ratio: float | None = COMPRESSION_DEFAULTS["ratio"]
+    scorer: str = COMPRESSION_DEFAULTS["scorer"]
+    model: str | None = COMPRESSION_DEFAULTS["model"]
+    unit: str = COMPRESSION_DEFAULTS["unit"]
+    coarse: bool = COMPRESSION_DEFAULTS["coarse"]
+    coarse_factor: float = COMPRESSION_DEFAULTS["coarse_factor"]
+    rank_weight: float = COMPRESSION_DEFAULTS["rank_weight"]
+    protect: str | None = COMPRESSION_DEFAULTS["protect"]
+    reorder: str | None = COMPRESSION_DEFAULTS["reorder"]
+
+    _compressing: Compressing | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        # litm checks first (a missing tokenizer is its typed error, not a pydantic ValidationError).
+        compressing = Compressing(**{name: self._given_or_default(data, name) for name in _COMPRESSION})
+        if "ratio" in data:
+            data["ratio"] = compressing.ratio
+        super().__init__(**data)
+        self._compressing = compressing
+
+    @property
+    def compressing(self) -> Compressing:
+        """The settings as a validated :class:`~litm.integrations.compression.Compressing`, rebuilt only when a
+        field was changed (it holds the scorer's loaded model)."""
+        settings = {name: getattr(self, name) for name in _COMPRESSION}
+        if self._compressing is None or self._compressing.to_dict() != settings:
+            self._compressing = Compressing(**settings)
+        return self._compressing

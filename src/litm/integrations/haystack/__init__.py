@@ -9,10 +9,13 @@ Needs ``pip install 'litm[haystack]'`` (haystack-ai 3.x); importing this package
 :class:`LitmTrimmer`        keeps the best-ranked documents whose prompt fits a token budget (an exact
                             tokenizer, not a word count), placed
 :class:`LitmPromptBuilder`  litm's anchored prompt as ``list[ChatMessage]`` (``prompt``) and as text
+:class:`LitmCompressor`     keeps the sentences that answer the query within a token budget
+                            (:mod:`litm.compress`), each document's kept spans in its ``meta``
 =========================== ===========================================================================
 
 The components live, for Haystack, under ``haystack_integrations.components.rankers.litm`` (the ranker and
-the trimmer) and ``haystack_integrations.components.builders.litm`` (the prompt builder): a saved pipeline
+the trimmer), ``haystack_integrations.components.builders.litm`` (the prompt builder) and
+``haystack_integrations.components.compressors.litm`` (the compressor): a saved pipeline
 names them there, the only place ``Pipeline.load`` imports integrations from. Importing them from this
 package gives the same classes.
 
@@ -32,6 +35,7 @@ from litm.retrieve.deps import require
 require("haystack", "litm.integrations.haystack", "pip install 'litm[haystack]'")
 
 from litm.integrations.haystack.builder import LitmPromptBuilder  # noqa: E402
+from litm.integrations.haystack.compressor import LitmCompressor  # noqa: E402
 from litm.integrations.haystack.rankers import LitmRanker, LitmTrimmer  # noqa: E402
 
-__all__ = ["LitmPromptBuilder", "LitmRanker", "LitmTrimmer"]
+__all__ = ["LitmCompressor", "LitmPromptBuilder", "LitmRanker", "LitmTrimmer"]

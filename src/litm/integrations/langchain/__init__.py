@@ -12,6 +12,8 @@ Needs ``pip install 'litm[langchain]'`` (langchain-core 1.x); importing this pac
 :class:`LitmPrompt`  a ``Runnable`` from ``{"context": documents, "question": str}`` to a ``ChatPromptValue``
                      (or a ``StringPromptValue``) holding litm's anchored prompt, trimmed to a budget if given
 :class:`LitmRetriever` a ``BaseRetriever`` wrapping any retriever: its documents placed (and trimmed)
+:class:`LitmCompressor` a ``BaseDocumentCompressor`` keeping the sentences that answer the query within a token
+                     budget (:mod:`litm.compress`), each document's kept spans in its metadata
 =================== ============================================================================================
 
 LangChain has no score convention: documents are ranked in the order the retriever returned them
@@ -32,8 +34,9 @@ from litm.retrieve.deps import require
 
 require("langchain_core", "litm.integrations.langchain", "pip install 'litm[langchain]'")
 
+from litm.integrations.langchain.compressor import LitmCompressor  # noqa: E402
 from litm.integrations.langchain.documents import LitmReorder, LitmTrimmer  # noqa: E402
 from litm.integrations.langchain.prompt import LitmPrompt  # noqa: E402
 from litm.integrations.langchain.retriever import LitmRetriever  # noqa: E402
 
-__all__ = ["LitmPrompt", "LitmReorder", "LitmRetriever", "LitmTrimmer"]
+__all__ = ["LitmCompressor", "LitmPrompt", "LitmReorder", "LitmRetriever", "LitmTrimmer"]

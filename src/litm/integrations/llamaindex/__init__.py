@@ -10,6 +10,8 @@ Needs ``pip install 'litm[llamaindex]'`` (llama-index-core 0.14); importing this
                           (exact tokenizer), placed
 :class:`LitmSynthesizer`  a response synthesizer that asks the LLM with litm's anchored prompt (LlamaIndex
                           ``ChatMessage``\\ s); ``messages()`` gives the messages alone
+:class:`LitmCompressor`   a node postprocessor keeping the sentences that answer the query within a token budget
+                          (:mod:`litm.compress`), each node's kept spans in its metadata
 ======================== =======================================================================================
 
 Scores are read in LlamaIndex's convention: ``NodeWithScore.score`` is a similarity, higher is better. Nodes
@@ -27,7 +29,8 @@ from litm.retrieve.deps import require
 
 require("llama_index.core", "litm.integrations.llamaindex", "pip install 'litm[llamaindex]'")
 
+from litm.integrations.llamaindex.compressor import LitmCompressor  # noqa: E402
 from litm.integrations.llamaindex.postprocessors import LitmReorder, LitmTrimmer  # noqa: E402
 from litm.integrations.llamaindex.synthesizer import LitmSynthesizer  # noqa: E402
 
-__all__ = ["LitmReorder", "LitmSynthesizer", "LitmTrimmer"]
+__all__ = ["LitmCompressor", "LitmReorder", "LitmSynthesizer", "LitmTrimmer"]
