@@ -10,9 +10,11 @@ tokenizer (o200k, exact and offline), and every count below is made again with a
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import doctest
 import inspect
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -306,6 +308,19 @@ def test_the_components_take_compressors_settings_and_defaults(framework: str) -
     assert {name: getattr(component.compressing, name) for name in ours - {"tokenizer", "ratio"}} == {
         name: default for name, default in theirs.items() if name not in {"tokenizer", "ratio"}
     }
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_a_warmed_component_copies_and_pickles_with_its_settings(framework: str) -> None:
+    component = FRAMEWORKS[framework](tokenizer=GPT4O, ratio=2, scorer="embed")
+    component.compressing.warm_up()  # holds MiniLM's ONNX session now, which cannot be pickled
+    copied = copy.deepcopy(component)
+    pickled = pickle.loads(pickle.dumps(component))
+    for other in (copied, pickled):
+        assert other.compressing == component.compressing and other.compressing is not component.compressing
+    # The copy loads its own model at its first run, and compresses as the original would.
+    kept = _compress(framework, pickled, sample_docs()[:1], QUESTION)
+    assert kept and ANSWER in kept[0][1] and _count([kept[0][1]]) <= _count([ORIGINAL["nq-0"]["text"]]) / 2
 
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))

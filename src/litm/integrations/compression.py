@@ -58,6 +58,10 @@ METADATA_KEY = "litm_compression"
 COMPRESSION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Compressor) if f.default is not MISSING}
 
 
+#: Held while a scorer's model loads, so that two threads' first runs do not load it twice (loads are rare).
+_LOADING = threading.Lock()
+
+
 def _number(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InvalidOptionTypeError(f"{name} must be a finite number, got {value!r}")
@@ -117,7 +121,11 @@ class Compressing:
         checked = self._compressor(self.target, self.ratio, self.scorer)
         object.__setattr__(self, "ratio", checked.ratio)
         object.__setattr__(self, "_loaded", None)
-        object.__setattr__(self, "_lock", threading.Lock())
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # A copy or a pickle carries the settings, not the loaded model (an ONNX session cannot be pickled,
+        # and a deep copy of a model is never wanted): the copy loads its own at its first run.
+        return (Compressing.from_dict, (self.to_dict(),))
 
     def _compressor(self, target: int | None, ratio: float | None, scorer: str | Scorer) -> Compressor:
         return Compressor(
@@ -133,7 +141,7 @@ class Compressing:
     def _model(self) -> MiniLM | Model | None:
         if self.scorer == "retriever":
             return None
-        with object.__getattribute__(self, "_lock"):
+        with _LOADING:
             loaded: MiniLM | Model | None = object.__getattribute__(self, "_loaded")
             if loaded is None:
                 loaded = MiniLM() if self.scorer == "embed" else load_model(self.model or "local")

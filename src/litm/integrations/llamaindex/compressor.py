@@ -74,6 +74,7 @@ def _compressed(node: BaseNode, kept: CompressedDoc, result: Compressed) -> Base
     copy = node.model_copy()
     copy.set_content(kept.doc.text)  # assigns a new value: the original node keeps its text
     copy.metadata = {**node.metadata, METADATA_KEY: provenance(kept, result)}
+    copy.relationships = dict(node.relationships)
     for name in ("excluded_llm_metadata_keys", "excluded_embed_metadata_keys"):
         excluded = list(getattr(node, name))
         setattr(copy, name, excluded if METADATA_KEY in excluded else [*excluded, METADATA_KEY])
