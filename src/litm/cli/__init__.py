@@ -44,6 +44,7 @@ def _root(
 from litm.cli import bench as _bench  # noqa: E402,F401
 from litm.cli import chart as _chart  # noqa: E402,F401
 from litm.cli import code as _code  # noqa: E402,F401
+from litm.cli import compress as _compress  # noqa: E402,F401
 from litm.cli import demo as _demo  # noqa: E402,F401
 from litm.cli import fit as _fit  # noqa: E402,F401
 from litm.cli import index as _index  # noqa: E402,F401

@@ -17,6 +17,7 @@ Example:
 """
 
 from litm.compress._compress import PROTECT, UNITS, Compressor, TargetCounter, compress, parse_target
+from litm.compress._records import compress_records
 from litm.compress._result import Compressed, CompressedDoc, original_offset
 from litm.compress._scorers import SCORERS, EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, get_scorer
 from litm.compress._select import rank_budgets, select
@@ -38,6 +39,7 @@ __all__ = [
     "Scorer",
     "TargetCounter",
     "compress",
+    "compress_records",
     "get_scorer",
     "original_offset",
     "parse_target",
