@@ -32,21 +32,17 @@ from litm.placement.documents import Doc
 #: name -> compress() options. ``drop`` is the baseline; the rest choose sentences.
 SETTINGS: dict[str, dict[str, Any]] = {
     "drop": {"scorer": "retriever", "unit": "document"},
-    "lead": {"scorer": "retriever", "coarse": False},
+    "lead": {"scorer": "retriever"},
     "embed": {"scorer": "embed"},
     "embed-terms": {"scorer": "embed", "protect": "terms"},
     "embed-nocoarse": {"scorer": "embed", "coarse": False},
     "embed-flat": {"scorer": "embed", "rank_weight": 0.0},
-    "embed-rw9": {"scorer": "embed", "rank_weight": 0.9},
-    "embed-cf15": {"scorer": "embed", "coarse_factor": 1.5},
-    "embed-cf3": {"scorer": "embed", "coarse_factor": 3.0},
-    "embed-cf15-rw9": {"scorer": "embed", "coarse_factor": 1.5, "rank_weight": 0.9},
+    "embed-cf2-rw5": {"scorer": "embed", "coarse_factor": 2.0, "rank_weight": 0.5},
+    "embed-cf2-rw5-terms": {"scorer": "embed", "coarse_factor": 2.0, "rank_weight": 0.5, "protect": "terms"},
     "embed-cf125": {"scorer": "embed", "coarse_factor": 1.25},
     "embed-doc": {"scorer": "embed", "unit": "document"},
-    "embed-cf15-terms": {"scorer": "embed", "coarse_factor": 1.5, "protect": "terms"},
     "lm": {"scorer": "lm"},
     "lm-terms": {"scorer": "lm", "protect": "terms"},
-    "lm-cf15-rw9": {"scorer": "lm", "coarse_factor": 1.5, "rank_weight": 0.9},
 }
 
 
@@ -56,7 +52,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--ratios", default="2,4")
     ap.add_argument("--slots", default="1,5,10,15,20")
-    ap.add_argument("--settings", default="drop,lead,embed,embed-terms,embed-nocoarse,embed-flat")
+    ap.add_argument("--settings", default="drop,lead,embed,embed-terms,embed-nocoarse,embed-flat,embed-doc")
     ap.add_argument("--target", default="local:qwen2.5-coder-0.5b", help="the target model whose tokens count")
     ap.add_argument("--lm", default="local", help="the lm scorer's model")
     ap.add_argument("--cache", default=None, help="a score cache file (JSON Lines) to reuse")
