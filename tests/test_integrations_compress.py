@@ -32,7 +32,7 @@ from llama_index.core.response_synthesizers.no_text import NoText
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from integrations_support import SAMPLE_QUESTION, LitmLLM, MiniLMEmbedding, sample_docs
-from litm.compress import Compressor
+from litm.compress import Compressor, original_offset
 from litm.errors import (
     CompressionError,
     InvalidDocumentError,
@@ -44,6 +44,7 @@ from litm.integrations import METADATA_KEY, Compressing
 from litm.integrations import haystack as litm_haystack
 from litm.integrations import langchain as litm_langchain
 from litm.integrations import llamaindex as litm_llamaindex
+from litm.rag.attribution import ground
 from litm.retrieve import MiniLM
 from litm.tokens import get_tokenizer
 
@@ -112,6 +113,22 @@ def test_langchain_compressor_is_a_stage_of_a_compressor_pipeline(bm25: BM25Retr
     # The async path (LangChain runs the compressor in an executor) gives the same documents.
     again = asyncio.run(ContextualCompressionRetriever(base_compressor=pipeline, base_retriever=bm25).ainvoke(QUESTION))
     assert [(d.id, d.page_content) for d in again] == [(d.id, d.page_content) for d in docs]
+
+
+def test_litms_attribution_points_into_the_original_of_a_compressed_document() -> None:
+    # The answer's sentence comes after two that the compressor cuts, so its offsets move.
+    text = ("Stockholm hosts a ceremony every December.  The weather there is cold in winter. The first Nobel "
+            "Prize in Physics went to Wilhelm Röntgen in 1901. He discovered X-rays in 1895.")  # fmt: skip
+    cheese = "Cheese is made from milk. Manchego is from Spain."
+    docs = [LangChainDocument(page_content=text, id="nobel"), LangChainDocument(page_content=cheese, id="cheese")]
+    kept = litm_langchain.LitmCompressor(tokenizer=GPT4O, target=20).compress_documents(docs, QUESTION)
+    assert [(d.id, d.page_content) for d in kept] == [
+        ("nobel", "The first Nobel Prize in Physics went to Wilhelm Röntgen in 1901.")
+    ]
+    prompt = litm_langchain.LitmPrompt(strategy="none").assemble(kept, QUESTION).prompt
+    (found,) = ground("Wilhelm Röntgen", prompt.plan)
+    assert found.id == "nobel" and text[found.start : found.end] == "Wilhelm Röntgen"
+    assert original_offset(kept[0].metadata[METADATA_KEY]["spans"], 0) == text.index("The first")
 
 
 def test_langchain_settings_round_trip_through_model_dump() -> None:
@@ -229,7 +246,7 @@ def test_haystack_compressor_in_a_pipeline_saved_to_yaml() -> None:
         _maps_back(doc.id, doc.content, doc.meta[METADATA_KEY])
     # The prompt shows the compressed documents, not the originals.
     prompt = out["prompt"]["text"]
-    assert ANSWER in prompt and ORIGINAL["nq-0"]["text"] not in prompt and METADATA_KEY not in prompt
+    assert ANSWER in prompt and ORIGINAL["nq-0"]["text"] not in prompt and "original_tokens" not in prompt
     assert [d.id for d in out["prompt"]["documents"]] == [d.id for d in kept]
 
 

@@ -51,8 +51,11 @@ from litm.retrieve import MiniLM
 
 __all__ = ["COMPRESSION_DEFAULTS", "METADATA_KEY", "Compressing", "Compression", "provenance"]
 
-#: The metadata key the components write each compressed document's :func:`provenance` under.
-METADATA_KEY = "litm_compression"
+#: The metadata key the components write each compressed document's :func:`provenance` under: the key
+#: :mod:`litm.compress` gives a compressed ``Doc`` (a superset of its value), so that litm's attribution
+#: (:func:`litm.rag.attribution.ground`) maps a span found in a compressed framework document back into the
+#: original text, as it does for litm's own compressed chunks.
+METADATA_KEY = "compressed"
 
 #: :class:`~litm.compress.Compressor`'s defaults, the only copy: every component declares its settings from it.
 COMPRESSION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Compressor) if f.default is not MISSING}
@@ -207,7 +210,8 @@ def provenance(kept: CompressedDoc, result: Compressed) -> dict[str, Any]:
     """What a compressed framework document carries under :data:`METADATA_KEY` (JSON values only).
 
     ``spans`` are the kept sentences as ``[start, end]`` character offsets into the *original* text, in
-    source order; the compressed text is those slices joined by one space. ``tokens`` and
+    source order; the compressed text is those slices joined by one space, and
+    :func:`litm.compress.original_offset` maps an offset in it back. ``tokens`` and
     ``original_tokens`` count the texts in the target tokenizer; ``rank`` and ``score`` are the scorer's
     (``scorer``), ``reason`` says what was cut.
     """

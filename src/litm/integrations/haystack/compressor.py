@@ -12,7 +12,7 @@ Example:
     >>> out = compressor.run(documents=docs, query="When did the tower open?")
     >>> [(d.id, d.content, d.score, d.meta["title"]) for d in out["documents"]]
     [('a', 'The tower is in Paris. It opened in 1889.', 0.9, 'Towers')]
-    >>> out["documents"][0].meta["litm_compression"]["spans"], [d.id for d in out["dropped"]]
+    >>> out["documents"][0].meta["compressed"]["spans"], [d.id for d in out["dropped"]]
     ([[0, 22], [23, 41]], ['b'])
     >>> LitmCompressor.from_dict(compressor.to_dict()).to_dict() == compressor.to_dict()
     True
@@ -51,7 +51,7 @@ class LitmCompressor:
 
     Outputs: ``documents``, the survivors in output order, each a copy of the document given (its ``id``,
     ``score``, ``meta``, ``embedding`` and every other field) with the compressed ``content`` and
-    ``meta["litm_compression"]`` (the kept ``spans`` as character offsets into the original ``content``, the
+    ``meta["compressed"]`` (the kept ``spans`` as character offsets into the original ``content``, the
     token counts, the scorer's rank, why anything was cut); ``dropped``, the documents given of which
     nothing survived, in input order; ``compression``, the whole record
     (:meth:`litm.compress.Compressed.to_dict`: budget, tokens before and after, every decision), None when

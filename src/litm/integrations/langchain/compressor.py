@@ -13,7 +13,7 @@ Example:
     >>> (out,) = compressor.compress_documents(docs, "When did the tower open?")
     >>> out.id, out.page_content, out.metadata["source"]
     ('a', 'The tower is in Paris. It opened in 1889.', 'towers.md')
-    >>> out.metadata["litm_compression"]["spans"]
+    >>> out.metadata["compressed"]["spans"]
     [[0, 22], [23, 41]]
 """
 
@@ -43,7 +43,7 @@ class LitmCompressor(CompressionFields, BaseDocumentCompressor):
     :func:`litm.compress.compress`'s, with its defaults. Documents are read in the retriever's order.
 
     Each surviving document is a copy of the one given (its ``id``, its metadata and any other field) with
-    the compressed ``page_content`` and ``metadata["litm_compression"]``: the kept ``spans`` as character
+    the compressed ``page_content`` and ``metadata["compressed"]``: the kept ``spans`` as character
     offsets into the original ``page_content``, the token counts, the scorer's rank and why anything was
     cut. Documents of which nothing survived are left out, as LangChain's filters do. An empty list comes
     back empty; an empty document, a blank query or a budget below every sentence raises

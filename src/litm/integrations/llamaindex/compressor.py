@@ -9,7 +9,7 @@ Example:
     >>> (out,) = compressor.postprocess_nodes(nodes, query_str="When did the tower open?")
     >>> out.node.node_id, out.score, out.node.get_content(), out.node.metadata["title"]
     ('a', 0.9, 'The tower is in Paris. It opened in 1889.', 'Towers')
-    >>> out.node.metadata["litm_compression"]["spans"]
+    >>> out.node.metadata["compressed"]["spans"]
     [[0, 22], [23, 41]]
 """
 
@@ -38,7 +38,7 @@ class LitmCompressor(CompressionFields, BaseNodePostprocessor):
 
     Each surviving node is a ``NodeWithScore`` with the retriever's score around a copy of the node (its id,
     relationships, metadata and every other field) holding the compressed text and
-    ``metadata["litm_compression"]``: the kept ``spans`` as character offsets into the node's original text,
+    ``metadata["compressed"]``: the kept ``spans`` as character offsets into the node's original text,
     the token counts, the scorer's rank and why anything was cut. That key is excluded from the text the LLM
     and the embedder see, so it costs no prompt tokens. Nodes of which nothing survived are left out.
     """
