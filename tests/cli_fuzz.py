@@ -3,11 +3,13 @@
 A case is one command (walked from the Typer app, so a new command is fuzzed without editing this file), an
 argument list drawn parameter by parameter from the parameter's type (valid values, boundaries, malformed
 text, huge numbers, undecodable bytes as Python hands them to ``sys.argv``), and stdin bytes of the same
-kinds. It runs through :func:`litm.cli.main`, the console-script entry point, inside Typer's test isolation,
-in a workspace folder of input files that is the working directory. The contract a case is held to:
+kinds; a third of the cases are valid throughout and a third have one bad value, so that commands run past
+their parsing. It runs through :func:`litm.cli.main`, the console-script entry point, inside Typer's test
+isolation, in a workspace folder of input files (and an index, a ledger and a probe run made by the library)
+that is the working directory. The contract a case is held to:
 
 * the exit status is 0 or 2, and nothing escapes ``main()`` (which a user would see as a traceback);
-* on exit 2, stderr is one line;
+* on exit 2, stderr is one ``litm: error:`` line (after the progress lines of a run that got under way);
 * no partial file: nothing the run leaves in the workspace is an atomic writer's temporary file, an empty
   file, a JSON file that does not parse or a JSON Lines file with a torn line, and a failed run changes no
   file that was there before it;
@@ -16,8 +18,9 @@ in a workspace folder of input files that is the working directory. The contract
 Real models and the network are out of bounds. ``--model`` is always given, and only as a spec of the scripted
 backend registered here (``fuzzfake``, :class:`litm.probe.testing.DeadZoneModel`) or as a malformed spec that
 :func:`litm.models.parse_spec` refuses; while a case runs, the built-in backends are replaced by a tripwire and
-``socket.connect`` refuses anything but loopback, both raising :class:`HarnessLeak` (a ``BaseException``, so no
-``except Exception`` in litm can hide it) if a generator ever lets a real model or a connection through.
+``socket.connect`` refuses anything but loopback and ``socket.bind`` everything, all raising
+:class:`HarnessLeak` (a ``BaseException``, so no ``except Exception`` in litm can hide it) if a generator ever
+lets a real model, a connection or a server through.
 """
 
 from __future__ import annotations
