@@ -31,7 +31,6 @@ CORPUS = sorted((Path(__file__).parent / "data" / "cli-fuzz").glob("*.json"))
 KNOWN: dict[str, str] = {}
 KNOWN_CASES: dict[str, str] = {
     "spend-set-limit-bad-scope-creates-ledger": "set-limit creates the ledger file, then refuses the scope",
-    "bench-k2-has-no-middle-slots": "bench/markdown.py reads the first middle slot of k=2, which has none",
 }
 
 

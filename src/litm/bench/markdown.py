@@ -60,7 +60,8 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
     if controls:
         out += ["Controls: " + "; ".join(f"{name} {cell(c, counts=True)}" for name, c in controls) + ".", ""]
     dz = s.get("dead_zone")
-    if dz:
+    # k = 2 or 3 has no middle slot (first and last excluded): there is no dead-zone test to report.
+    if dz and dz.get("middle_slots"):
         mid = dz["middle_slots"]
         verdict = "a dead zone" if dz["dead_zone"] else "no significant dead zone"
         out += [
@@ -175,7 +176,7 @@ def likelihood_markdown(lk: Mapping[str, Any] | None) -> list[str]:
     )
     out.append("")
     mve = lk.get("middle_vs_edges")
-    if mve:
+    if mve and mve.get("middle_slots"):
         mid = mve["middle_slots"]
         out += [
             f"Paired per question, middle slots {mid[0]}-{mid[-1]}: {_paired_text('last slot', mve['vs_last'])}; "
