@@ -72,7 +72,11 @@ def probe_cmd(
     ctx: typer.Context,
     model: str | None = typer.Option(None, "--model", "-m", help="Model spec (local, local:smollm2, openai:..., ...)."),
     task: list[str] = typer.Option(
-        ["needle"], "--task", "-t", help="needle, paraphrase, chain, multi, kv, docqa (repeat or comma-separate)."
+        ["needle"],
+        "--task",
+        "-t",
+        help="needle, paraphrase, chain, multi, nolima-literal, nolima, nolima-multi, kv, docqa "
+        "(repeat or comma-separate).",
     ),
     lengths: str = typer.Option("1k,2k,4k", "--lengths", "-l", help="Prompt lengths in tokens, e.g. 512,1k,4k."),
     depths: str = typer.Option("linear:5", "--depths", "-d", help="0,0.25,0.5,0.75,1 or linear:N or edge:N."),

@@ -2,7 +2,7 @@
 
 Example:
     >>> sorted(TASKS)
-    ['chain', 'docqa', 'kv', 'multi', 'needle', 'paraphrase']
+    ['chain', 'docqa', 'kv', 'multi', 'needle', 'nolima', 'nolima-literal', 'nolima-multi', 'paraphrase']
     >>> get_task("multi", k=3).k
     3
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 from litm.probe.errors import ProbeError
 from litm.probe.items import DocQATask, KVTask
+from litm.probe.nolima import NolimaLiteralTask, NolimaMultiTask, NolimaTask
 from litm.probe.tasks import ChainTask, MultiNeedleTask, NeedleTask, ParaphraseTask, Task
 
 __all__ = ["TASKS", "get_task"]
@@ -27,6 +28,9 @@ TASKS: Mapping[str, Callable[..., Task]] = MappingProxyType(
         "paraphrase": ParaphraseTask,
         "chain": ChainTask,
         "multi": MultiNeedleTask,
+        "nolima-literal": NolimaLiteralTask,
+        "nolima": NolimaTask,
+        "nolima-multi": NolimaMultiTask,
         "kv": KVTask,
         "docqa": DocQATask,
     }
@@ -34,7 +38,8 @@ TASKS: Mapping[str, Callable[..., Task]] = MappingProxyType(
 
 
 def get_task(name: str, **options: Any) -> Task:
-    """A task by name (``needle``, ``paraphrase``, ``chain``, ``multi``, ``kv``, ``docqa``)."""
+    """A task by name (``needle``, ``paraphrase``, ``chain``, ``multi``, ``nolima-literal``, ``nolima``,
+    ``nolima-multi``, ``kv``, ``docqa``)."""
     if name == "multi-needle":
         name = "multi"
     if name not in TASKS:
