@@ -2,11 +2,12 @@
 
 ``litm probe --model local`` (or :func:`run_probe` + :func:`write_outputs`) runs a grid of context
 lengths x needle depths x trials for tasks of graded difficulty (``needle``, ``paraphrase``, ``chain``,
-``multi``, ``kv``, ``docqa``), with a closed-book control and two prompt layouts, scores answers
-deterministically (Liu et al.'s normalised first-line match) and classes every miss. The analysis
-gives accuracy with Wilson intervals, the dead zone (depths significantly below the better edge), the
-effective context length, a recommended ``max_input_tokens`` and a :class:`~litm.placement.profile.PositionProfile`
-that the ``profile`` placement strategy and the token gate consume.
+``multi``, ``kv``, ``docqa``, and the non-literal ``nolima`` family of :mod:`litm.probe.nolima`), with a
+closed-book control and two prompt layouts, scores answers deterministically (Liu et al.'s normalised
+first-line match) and classes every miss. The analysis gives accuracy with Wilson intervals, the dead zone
+(depths significantly below the better edge), the effective context length, a recommended
+``max_input_tokens`` and a :class:`~litm.placement.profile.PositionProfile` that the ``profile`` placement
+strategy and the token gate consume.
 
 Example:
     >>> from litm.models import load_model                                       # doctest: +SKIP

@@ -15,7 +15,9 @@ Every fact uses invented names and random numbers, so no model can answer it clo
 still runs a closed-book control and reports it); ``docqa`` questions are real NQ questions, so its
 closed-book score is the knowledge baseline its curve must be read against. Haystack tasks
 (``needle``, ``paraphrase``, ``chain``, ``multi``) use prose filler from a corpus; item tasks (``kv``,
-``docqa``) fill the context with whole items (see :mod:`litm.probe.items`).
+``docqa``) fill the context with whole items (see :mod:`litm.probe.items`). ``paraphrase`` questions still
+name the invented person or thing of their needle; :mod:`litm.probe.nolima` has needles that share no
+content word with their question.
 
 Example:
     >>> inst = NeedleTask().instance(seed=3, depth=0.5, depths=(0.0, 0.5, 1.0))
