@@ -275,3 +275,23 @@ def test_lm_scorer_on_a_real_local_model(gpt4o: TargetCounter) -> None:
     ranks = {c.original.id: c.rank for c in out.docs}
     # The document about the tower predicts the question far better than the one about Berlin.
     assert ranks["tower"] < ranks["berlin"]
+
+
+def test_an_in_memory_cache_forgets_its_oldest_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ScoreCache, "MEMORY_LIMIT", 3)
+    cache = ScoreCache()
+    for i in range(5):
+        cache.put("embed", "m", "doc", "q", f"t{i}", [float(i)])
+    assert len(cache) == 3 and cache.get("embed", "m", "doc", "q", "t0") is None
+    assert cache.get("embed", "m", "doc", "q", "t4") == [4.0]
+
+
+def test_compressor_refuses_settings_it_would_ignore_or_fail_on_later(gpt4o: TargetCounter) -> None:
+    from litm.errors import InvalidOptionTypeError, UnknownStrategyError
+
+    with pytest.raises(InvalidOptionTypeError):
+        Compressor(tokenizer=gpt4o, ratio=2, rank_weight="high")  # type: ignore[arg-type]
+    with pytest.raises(UnknownStrategyError):
+        Compressor(tokenizer=gpt4o, ratio=2, reorder="middle-out")
+    with pytest.raises(InvalidOptionError, match="lm scorer's model"):
+        Compressor(tokenizer=gpt4o, ratio=2, scorer="embed", model="local")

@@ -34,7 +34,7 @@ from litm.compress._terms import rare_terms, terms
 from litm.errors import CompressionError, InvalidOptionError, InvalidOptionTypeError
 from litm.models.base import Model
 from litm.models.tokenizers import UNSTATED_MARGIN, safety_margin
-from litm.placement import Strategy, place
+from litm.placement import Strategy, get_strategy, place
 from litm.placement.documents import Doc, to_docs
 from litm.tokens import get_tokenizer
 from litm.util.sentences import sentence_spans
@@ -379,12 +379,20 @@ class Compressor:
             raise InvalidOptionError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.protect not in PROTECT:
             raise InvalidOptionError(f"protect must be None or 'terms', got {self.protect!r}")
+        for name in ("coarse_factor", "rank_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InvalidOptionTypeError(f"{name} must be a finite number, got {value!r}")
         if not 0 <= self.rank_weight < 1:
             raise InvalidOptionError(f"rank_weight must be in [0, 1), got {self.rank_weight!r}")
         if self.coarse_factor < 1:
             raise InvalidOptionError(f"coarse_factor must be >= 1, got {self.coarse_factor!r}")
         if isinstance(self.scorer, str) and self.scorer not in ("retriever", "embed", "lm"):
             raise InvalidOptionError(f"unknown scorer {self.scorer!r}; choose from retriever, embed, lm")
+        if self.model is not None and self.scorer != "lm":
+            raise InvalidOptionError(f"model= is the lm scorer's model; scorer {self.scorer!r} would ignore it")
+        if self.reorder is not None:
+            get_strategy(self.reorder)  # an unknown strategy fails now, not at the first run
         # Resolve once: a spec string would otherwise load its tokenizer (and a local model) on every run.
         object.__setattr__(self, "_counter", TargetCounter.of(self.tokenizer))
         object.__setattr__(self, "_scorer", None)

@@ -81,6 +81,10 @@ class ScoreCache:
     [0.5]
     """
 
+    #: Entries an in-memory cache keeps before it forgets the oldest: a long-lived component scoring one
+    #: question after another must not grow without end (a file-backed cache keeps everything).
+    MEMORY_LIMIT = 50_000
+
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self._data: dict[str, list[float]] = {}
@@ -116,6 +120,8 @@ class ScoreCache:
         values = [float(x) for x in scores]
         with self._lock:
             self._data[key] = values
+            if self.path is None and len(self._data) > self.MEMORY_LIMIT:
+                del self._data[next(iter(self._data))]  # dicts keep insertion order: the oldest goes
             if self.path is not None:
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"key": key, "scores": values}) + "\n")
