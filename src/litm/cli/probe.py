@@ -21,6 +21,7 @@ from litm.cli import app
 from litm.cli._interrupt import stop_resumably
 from litm.models.local.kv_reuse import REUSE_BATCH
 from litm.probe.errors import ProbeError
+from litm.util.records import decode_text
 
 probe_app = typer.Typer(
     name="probe",
@@ -51,6 +52,14 @@ class FillerOpt(StrEnum):
 
 def _split(values: list[str]) -> tuple[str, ...]:
     return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+def _read_template(path: Path) -> str:
+    """The ``--template`` file's text; a file that cannot be read or is not UTF-8 is a typed error."""
+    try:
+        return decode_text(path.read_bytes(), source=f"--template {path}")
+    except OSError as exc:
+        raise ProbeError(f"cannot read --template {path}: {exc.strerror or exc}") from None
 
 
 def _echo_summary(outputs: Any) -> None:
@@ -157,7 +166,7 @@ def probe_cmd(
         min_trials=min_trials,
         target_half_width=ci_width,
         flip_risk=flip_risk,
-        template=template.read_text(encoding="utf-8") if template is not None else None,
+        template=_read_template(template) if template is not None else None,
         filler="nested" if filler is FillerOpt.nested else "independent",
     )
     existing = ResultsLog(out / "results.jsonl").rows if (out / "results.jsonl").exists() else []
