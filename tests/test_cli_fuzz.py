@@ -31,7 +31,6 @@ CORPUS = sorted((Path(__file__).parent / "data" / "cli-fuzz").glob("*.json"))
 KNOWN: dict[str, str] = {}
 KNOWN_CASES: dict[str, str] = {
     "spend-set-limit-bad-scope-creates-ledger": "set-limit creates the ledger file, then refuses the scope",
-    "keys-create-default-max-tokens-past-sqlite": "an OverflowError from SQLite for a huge --default-max-tokens",
 }
 
 

@@ -62,6 +62,10 @@ def digest(key_id: str, secret: str) -> str:
     return hashlib.sha256(f"{key_id}:{secret}".encode()).hexdigest()
 
 
+#: The largest output limit a key may set as its default.
+MAX_OUTPUT_TOKENS = 10_000_000
+
+
 def check_key_options(name: object, scopes: Sequence[str], models: Sequence[str], default_max_tokens: object,
                       compact: object, key_id: str) -> None:  # fmt: skip
     """Refuse a key's options before anything is written (every store: SQLite and Redis)."""
@@ -72,10 +76,15 @@ def check_key_options(name: object, scopes: Sequence[str], models: Sequence[str]
             raise SpendRequestError(f"{what} must be a list of names, not the string {value!r}")
     if not models or any(not isinstance(m, str) or not m for m in models):
         raise SpendRequestError(f"models must be model names (or '*'), got {list(models)!r}")
+    # No model writes more than a few hundred thousand tokens; the cap keeps the value inside SQLite's integers.
     if default_max_tokens is not None and (
-        isinstance(default_max_tokens, bool) or not isinstance(default_max_tokens, int) or default_max_tokens < 1
+        isinstance(default_max_tokens, bool)
+        or not isinstance(default_max_tokens, int)
+        or not 1 <= default_max_tokens <= MAX_OUTPUT_TOKENS
     ):
-        raise SpendRequestError(f"default_max_tokens must be an integer >= 1, got {default_max_tokens!r}")
+        raise SpendRequestError(
+            f"default_max_tokens must be an integer from 1 to {MAX_OUTPUT_TOKENS:,}, got {default_max_tokens!r}"
+        )
     if not isinstance(compact, bool):
         raise SpendRequestError(f"compact must be true or false, got {compact!r}")
     check_chain([*scopes, f"key:{key_id}"])
