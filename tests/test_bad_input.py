@@ -270,11 +270,12 @@ def test_jsonl_with_raw_line_separator_characters() -> None:
 
 
 def test_cli_default_strategy_and_min_docs_follow_the_library() -> None:
-    # No --strategy: pyramid, like place(); no --min-docs: the strategy's own threshold (none for langchain).
+    # No --strategy: auto (no profile: edges), like place(); no --min-docs: the strategy's own threshold
+    # (none for langchain).
     names = [f"r{i}" for i in range(1, 7)]
     proc = run_cli([], jsonl(names))
     assert [json.loads(x) for x in proc.stdout.splitlines()] == list(litm.place(names).items)
-    assert [json.loads(x) for x in proc.stdout.splitlines()] == ["r2", "r4", "r6", "r5", "r3", "r1"]
+    assert [json.loads(x) for x in proc.stdout.splitlines()] == ["r1", "r3", "r5", "r6", "r4", "r2"]
     two = run_cli(["--strategy", "langchain"], jsonl(["d1", "d2"]))
     assert two.stdout.splitlines() == ['"d2"', '"d1"']
     scored = run_cli(["--rank-by", "score", "--explain"], jsonl([{"id": "a", "text": "a", "score": 0.1},

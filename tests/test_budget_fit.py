@@ -81,10 +81,11 @@ def test_dropped_in_rank_order_and_placement_reapplied() -> None:
             for i in range(8)]
     full = TOK.count(build(docs, "Q?").text)
     result = fit(docs, "Q?", BUILDER, TOK, full - 100)
-    assert result.prompt.plan.strategy == DEFAULT_STRATEGY == "pyramid"
+    assert result.prompt.plan.strategy == DEFAULT_STRATEGY == "auto"
     assert [d.id for d in result.dropped] == [f"d{i}" for i in range(len(result.kept), 8)]
-    # Pyramid over the survivors: the best document sits last, next to the question.
-    assert result.prompt.ids[-1] == "d0" and result.prompt.ids[0] == "d1"
+    # auto without a profile is edges over the survivors: the best document first, the second best last.
+    assert result.prompt.ids[0] == "d0" and result.prompt.ids[-1] == "d1"
+    assert result.prompt.plan.ranks == place(result.kept, "edges").ranks
 
 
 def test_score_ranking_is_respected() -> None:

@@ -61,8 +61,9 @@ def test_reorder_inside_a_contextual_compression_retriever(retriever: VectorStor
     assert hits[0].id == "nq-0"  # MiniLM ranks the passage with the answer first
     wrapped = ContextualCompressionRetriever(base_compressor=LitmReorder(), base_retriever=retriever)
     placed = wrapped.invoke(QUESTION)
-    assert _ids(placed) == _ids(litm.place(hits, "pyramid").items)
-    assert placed[-1].id == "nq-0" and placed[0].id == hits[1].id  # best last, next to the question; 2nd first
+    # The default, auto, has no profile for this model: edges, the best first and the second best last.
+    assert _ids(placed) == _ids(litm.place(hits, "edges").items)
+    assert placed[0].id == "nq-0" and placed[-1].id == hits[1].id
 
 
 def test_langchain_parity_inside_a_contextual_compression_retriever(retriever: VectorStoreRetriever) -> None:
@@ -81,7 +82,7 @@ def test_trimmer_inside_a_contextual_compression_retriever_keeps_the_best_that_f
     kept = ContextualCompressionRetriever(base_compressor=trimmer, base_retriever=retriever).invoke(QUESTION)
     assert 2 <= len(kept) < len(hits)
     assert sorted(_ids(kept)) == sorted(_ids(hits[: len(kept)]))  # the lowest-ranked were cut
-    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], "pyramid").items)  # and the survivors placed
+    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], "edges").items)  # and the survivors placed (auto)
     # The prompt LitmPrompt builds from them with the same settings is the one the trimmer counted: it fits.
     value = LitmPrompt(strategy="pyramid").invoke({"context": hits[: len(kept)], "question": QUESTION})
     assert _chat_tokens(value) <= 800
@@ -122,7 +123,7 @@ def test_an_lcel_rag_chain_builds_litms_prompt_within_the_budget(retriever: Vect
     made = prompt.assemble(retriever.invoke(QUESTION), QUESTION)
     assert (
         4 <= len(made.items) < 8
-        and made.prompt.ids[-1] == "nq-0"
+        and made.prompt.ids[0] == "nq-0"  # auto without a profile: edges, the best first
         and f'<document id="{made.prompt.ids[0]}" position="1/' in human.content
     )
     assert made.prompt.user == human.content

@@ -56,8 +56,8 @@ def _ids(nodes: object) -> list[str]:
 def test_reorder_in_a_query_engines_postprocessor_list(index: VectorStoreIndex, hits: list[NodeWithScore]) -> None:
     assert hits[0].node.node_id == "nq-0" and all(h.score is not None for h in hits)
     response = _engine(index, LitmReorder()).query(QUESTION)
-    assert _ids(response.source_nodes) == _ids(litm.place(hits, "pyramid", rank_by="score").items)
-    assert response.source_nodes[-1].node.node_id == "nq-0"  # the best node last, next to the question
+    assert _ids(response.source_nodes) == _ids(litm.place(hits, "edges", rank_by="score").items)
+    assert response.source_nodes[0].node.node_id == "nq-0"  # auto without a profile: edges, the best node first
     assert [n.score for n in sorted(response.source_nodes, key=lambda n: -n.score)] == [h.score for h in hits]
 
 
@@ -71,7 +71,7 @@ def test_trimmer_in_a_query_engine_keeps_the_best_nodes_that_fit(index: VectorSt
     response = _engine(index, LitmTrimmer(tokenizer=GPT4O, max_input_tokens=1000)).query(QUESTION)
     kept = response.source_nodes
     assert 4 <= len(kept) < 8 and sorted(_ids(kept)) == sorted(_ids(hits[: len(kept)]))
-    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], "pyramid", rank_by="score").items)
+    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], "edges", rank_by="score").items)
     messages = LitmSynthesizer.messages_for(hits[: len(kept)], QUESTION)
     sent = [{"role": m.role.value, "content": m.content} for m in messages]
     assert as_counter(GPT4O).count_request({"messages": sent}, "openai-chat").tokens <= 1000

@@ -76,10 +76,10 @@ def test_langchain_default_keeps_rank_1_last_where_long_context_reorder_flips_it
     ours = _text(lc.LitmReorder().transform_documents(docs))
     if n < 4:  # below min_docs the rank order is kept (theirs reorders 2 and 3 documents)
         assert ours == [f"d{i + 1}" for i in range(n)]
-    elif n % 2 == 0:
-        assert ours == theirs and ours[-1] == "d1"
-    else:  # odd n: theirs puts rank 1 first, pyramid keeps it last, next to the question: the mirror image
-        assert ours == theirs[::-1] and ours[-1] == "d1" and theirs[0] == "d1"
+    elif n % 2 == 1:  # odd n: theirs is edges, and so is the default (auto without a profile)
+        assert ours == theirs and ours[0] == "d1" and ours[-1] == "d2"
+    else:  # even n: theirs puts rank 1 last, auto's edges keeps it first for every n: the mirror image
+        assert ours == theirs[::-1] and ours[0] == "d1" and theirs[-1] == "d1"
 
 
 @pytest.mark.parametrize("n", N)
@@ -170,8 +170,8 @@ def test_haystack_default_ranks_by_score_where_lost_in_the_middle_trusts_the_inp
     assert _hs_ids(hs.LitmRanker(strategy="edges", min_docs=0, rank_by="input").run(documents=docs)["documents"]) == (
         as_given
     )
-    if n >= 4:  # the default, pyramid, is edges mirrored: rank 1 last, next to the question
-        assert _hs_ids(hs.LitmRanker().run(documents=docs)["documents"]) == theirs_sorted[::-1]
+    if n >= 4:  # the default, auto without a profile, is edges: LostInTheMiddleRanker's order, by score
+        assert _hs_ids(hs.LitmRanker().run(documents=docs)["documents"]) == theirs_sorted
 
 
 def test_haystack_duplicates_keep_the_highest_score_like_lost_in_the_middle() -> None:

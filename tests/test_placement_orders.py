@@ -161,10 +161,26 @@ def test_equal_scores_break_ties_differently_from_llamaindex() -> None:
     assert ours == ["n1", "n3", "n2", "n0"] and theirs == ["n2", "n0", "n1", "n3"]
 
 
-def test_default_strategy_is_pyramid_everywhere() -> None:
-    assert DEFAULT_STRATEGY == "pyramid"
-    assert litm.place(names(6)).strategy == "pyramid"
-    assert litm.place(names(6)).ranks == EXPECTED["pyramid"][6]
+def test_default_strategy_is_auto_edges_without_a_profile() -> None:
+    assert DEFAULT_STRATEGY == "auto"
+    for n in range(4, 10):
+        plan = litm.place(names(n))
+        assert plan.strategy == "auto"
+        # No measured profile: exactly the edges order (rank 1 first, rank 2 last), and the plan says why.
+        assert plan.ranks == EXPECTED["edges"][n] == litm.place(names(n), "edges").ranks
+        assert plan.note is not None and plan.note.startswith("auto: no measured profile for this model: edges")
+        assert plan.note in plan.explain()
+
+
+def test_default_strategy_places_by_a_measured_profile() -> None:
+    # A profile whose best slot is the first and whose worst is the third: not the edges order.
+    measured = litm.PositionProfile.from_weights([0.9, 0.1, 0.0, 0.4, 0.5, 0.6], name="qwen-like")
+    plan = litm.place(names(6), profile=measured)
+    assert plan.strategy == "auto"
+    assert plan.ranks == litm.place(names(6), "profile", profile=measured).ranks == [1, 5, 6, 4, 3, 2]
+    assert plan.ranks != EXPECTED["edges"][6]
+    assert plan.note == "auto: measured profile 'qwen-like' (given): best rank to its highest-weight slot"
+    assert plan.profile_name == "qwen-like"
 
 
 def test_min_docs_keeps_rank_order_and_says_so() -> None:

@@ -123,8 +123,10 @@ def test_prepare_retrieves_places_and_counts_exactly_without_a_request(index: In
     hits = [h.chunk.id for h in prepared.hits]
     assert hits[0] == "fr#0" and len(hits) == 6
     plan = prepared.plan
-    assert plan.strategy == "pyramid" and plan.ranks == [2, 4, 6, 5, 3, 1]
-    assert plan.slots[-1].doc.id == "fr#0" and plan.slots[-1].doc.metadata["start"] == 0
+    # The default, auto, with no measured profile: edges, the best chunk first and the second best last.
+    assert plan.strategy == "auto" and plan.ranks == [1, 3, 5, 6, 4, 2]
+    assert plan.note is not None and plan.note.startswith("auto: no measured profile for this model: edges")
+    assert plan.slots[0].doc.id == "fr#0" and plan.slots[0].doc.metadata["start"] == 0
     messages = prepared.prompt.messages("openai")
     exact = get_tokenizer("openai:gpt-4o-mini").count_messages(messages)  # type: ignore[arg-type]
     assert prepared.fit.exact and prepared.fit.tokens == exact
@@ -183,13 +185,13 @@ def test_citations_map_back_to_the_source_and_the_call_is_priced(index: Index) -
     [cited] = answer.citations
     assert (cited.kind, cited.id, cited.source) == ("citation", "fr#0", "fr.txt")
     assert (cited.start, cited.end) == (0, len(TEXTS["fr"]))
-    assert (cited.slot, cited.rank) == (6, 1) and answer.references == answer.citations
+    assert (cited.slot, cited.rank) == (1, 1) and answer.references == answer.citations
     assert answer.unknown_citations == ("xx-9",) and answer.attribution == ()
     assert answer.cost_micros == price_completion(answer.completion, provider="openai") > 0
     assert answer.cost_usd is not None and answer.cost_usd.startswith("$0.0")
     assert set(answer.timings) == {"load", "retrieve", "fit", "generate", "attribute", "total"}
     data = json.loads(json.dumps(answer.to_dict()))
-    assert data["citations"][0]["id"] == "fr#0" and data["plan"]["strategy"] == "pyramid"
+    assert data["citations"][0]["id"] == "fr#0" and data["plan"]["strategy"] == "auto"
     assert data["tokens"]["prompt"] == answer.tokens and data["tokens"]["input"] == 300
 
 
@@ -197,7 +199,7 @@ def test_hits_given_skip_retrieval_so_two_strategies_see_one_ranking(index: Inde
     rag, sent = gpt(index, reply="Paris")
     placed = rag.ask("capital of France")
     plain = rag.replace(strategy="none").ask("capital of France", hits=placed.hits)
-    assert plain.plan.ranks == [1, 2, 3, 4, 5, 6] and placed.plan.ranks == [2, 4, 6, 5, 3, 1]
+    assert plain.plan.ranks == [1, 2, 3, 4, 5, 6] and placed.plan.ranks == [1, 3, 5, 6, 4, 2]
     assert plain.hits == placed.hits and "retrieve" in plain.timings and "load" not in plain.timings
     assert "load" in placed.timings and "load" not in rag.ask("capital of Italy").timings  # loaded once
     assert len(sent) == 3 and plain.completion is not placed.completion

@@ -7,8 +7,8 @@ assemble anchored, injection-safe prompts (:class:`PromptBuilder`), gate every c
 
 Quick start:
     >>> import litm
-    >>> litm.place(["best", "2nd", "3rd", "4th", "5th"]).items    # pyramid: best last, 2nd best first
-    ('2nd', '4th', '5th', '3rd', 'best')
+    >>> litm.place(["best", "2nd", "3rd", "4th", "5th"]).items    # auto, no profile: edges (best first, 2nd last)
+    ('best', '3rd', '5th', '4th', '2nd')
 """
 
 from litm._version import __version__

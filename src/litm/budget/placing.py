@@ -10,7 +10,7 @@ Example:
     >>> resolve_placement(None, rank_by="score").rank_by
     'score'
     >>> resolve_placement(None).strategy
-    'pyramid'
+    'auto'
 """
 
 from __future__ import annotations

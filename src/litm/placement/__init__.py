@@ -5,13 +5,15 @@ The layer every other part of litm builds on. It reads the caller's documents (s
 (:func:`rank`), and maps ranks to slots with a :class:`Strategy`; :func:`place` returns a
 :class:`PlacementPlan` with the caller's own objects in the new order and a per-slot explanation.
 Position profiles (:class:`PositionProfile`) describe how much a model attends to each relative
-position; the ``profile`` strategy places by a measured one.
+position; the ``profile`` strategy places by a measured one. The default, ``auto``, places by the model's
+measured profile when one is given or registered (:func:`register_profile`), else by ``edges``.
 
 Example:
     >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
     ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
 """
 
+from litm.placement.auto import AutoOrder, profile_for, register_profile, registered_profiles, unregister_profile
 from litm.placement.documents import Doc, to_doc, to_docs
 from litm.placement.place import place
 from litm.placement.plan import PlacementPlan, SlotInfo
@@ -34,6 +36,7 @@ __all__ = [
     "DEFAULT_STRATEGY",
     "ENTRY_POINT_GROUP",
     "STRATEGIES",
+    "AutoOrder",
     "Dedup",
     "Doc",
     "Dropped",
@@ -53,10 +56,14 @@ __all__ = [
     "Strategy",
     "get_strategy",
     "place",
+    "profile_for",
     "rank",
+    "register_profile",
     "register_strategy",
+    "registered_profiles",
     "strategy_names",
     "to_doc",
     "to_docs",
+    "unregister_profile",
     "unregister_strategy",
 ]

@@ -8,10 +8,10 @@ Example:
     >>> hits = [("far", 0.9), ("near", 0.1), ("mid", 0.4), ("farthest", 1.3)]  # (text, distance) pairs
     >>> plan = place(hits, rank_by="score", higher_is_better=False)
     >>> [(s.doc.text, s.score, round(s.relevance, 3)) for s in plan.slots]
-    [('mid', 0.4, 0.75), ('farthest', 1.3, 0.0), ('far', 0.9, 0.333), ('near', 0.1, 1.0)]
+    [('near', 0.1, 1.0), ('far', 0.9, 0.333), ('farthest', 1.3, 0.0), ('mid', 0.4, 0.75)]
     >>> again = place(list(hits), rank_by="score", higher_is_better=False)
     >>> plan == again, hash(plan) == hash(again), plan.items[-1]
-    (True, True, ('near', 0.1))
+    (True, True, ('mid', 0.4))
 """
 
 from __future__ import annotations

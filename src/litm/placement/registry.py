@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from litm.errors import InvalidOptionError, InvalidStrategyError, UnknownStrategyError
+from litm.placement.auto import AutoOrder
 from litm.placement.profile import PositionProfile
 from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
 from litm.placement.strategy import Strategy
@@ -39,9 +40,11 @@ __all__ = [
     "unregister_strategy",
 ]
 
-#: The one default strategy of every entry point (``place``, ``fit``, the CLI): the committed NQ benchmark
-#: found ``pyramid`` best of the fixed strategies (docs/results/bench-nq-gemma3-270m).
-DEFAULT_STRATEGY = "pyramid"
+#: The one default strategy of every entry point (``place``, ``fit``, the prompt builder's ``strategy=``,
+#: ``Pipeline``, the framework components, the CLI): ``auto``, the model's measured profile when one is given
+#: or registered for its spec, else ``edges``, the fixed order no committed run found significantly below rank
+#: order (``pyramid``, the earlier default, was on Qwen 0.5B; docs/strategy-evidence.md).
+DEFAULT_STRATEGY = "auto"
 #: The entry-point group third-party strategies are published under.
 ENTRY_POINT_GROUP = "litm.strategies"
 
@@ -49,6 +52,7 @@ _REGISTRY: Registry[Callable[..., Strategy]] = Registry(
     "strategy",
     ENTRY_POINT_GROUP,
     {
+        "auto": AutoOrder,
         "none": RankOrder,
         "reverse": Reverse,
         "edges": Edges,
@@ -84,8 +88,18 @@ def strategy_names() -> list[str]:
     return _REGISTRY.names()
 
 
-def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = None) -> Strategy:
-    """Resolve a strategy name (or pass a :class:`Strategy` through). ``profile`` feeds ``profile``."""
+def get_strategy(
+    strategy: str | Strategy, *, profile: PositionProfile | None = None, model: str | None = None
+) -> Strategy:
+    """Resolve a strategy name (or pass a :class:`Strategy` through).
+
+    ``profile`` feeds ``profile`` and ``auto``; ``model`` (a model spec) lets ``auto`` find a profile
+    registered for it (:func:`~litm.placement.auto.register_profile`) when none is given.
+
+    Example:
+        >>> get_strategy("auto").rule.split(":")[0]
+        'no measured profile for this model'
+    """
     if isinstance(strategy, Strategy):
         return strategy
     factory = _REGISTRY.get(strategy) if isinstance(strategy, str) else None
@@ -95,6 +109,8 @@ def get_strategy(strategy: str | Strategy, *, profile: PositionProfile | None = 
         )
     if strategy == "profile":
         return ProfileOrder(profile)
+    if strategy == "auto" and factory is AutoOrder:
+        return AutoOrder(profile, model=model)
     built = factory()
     if not isinstance(built, Strategy):
         raise InvalidStrategyError(f"strategy {strategy!r}: the factory built a {type(built).__name__}, not a Strategy")

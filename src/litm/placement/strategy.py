@@ -57,6 +57,10 @@ class Strategy:
     def why(self, rank: int, slot: int, n: int) -> str:
         return f"rank {rank} -> slot {slot}"
 
+    def plan_note(self) -> str | None:
+        """A remark every plan of this strategy carries as its ``note`` (``auto`` states its rule); None: none."""
+        return None
+
     def __call__(self, items: Sequence[Any], **kwargs: Any) -> PlacementPlan:
         return self.place(items, **kwargs)
 
@@ -118,7 +122,8 @@ class Strategy:
         below = n < threshold
         # Too few documents for reordering to help: keep the rank order (the retriever's, or the scores').
         order: Sequence[int] = range(n) if below else self._arranged(n)
-        note = f"{n} document(s) is below min_docs={threshold}: rank order kept" if below else None
+        # Below min_docs no rule of the strategy applied, so its own remark would mislead.
+        note = f"{n} document(s) is below min_docs={threshold}: rank order kept" if below else self.plan_note()
         identity = (quick is not None and rank_by == "input") or kept == list(range(n))
         placed = tuple(map(items.__getitem__, order if identity else [kept[r] for r in order]))
 

@@ -17,7 +17,7 @@ Example:
     >>> _ = index.add_texts(["Paris is the capital of France.", "Rome is the capital of Italy."])
     >>> rag = Pipeline.from_index(index)                      # the embedded model loads at the first ask()
     >>> rag.strategy, rag.model_spec, rag.k
-    ('pyramid', 'local', 10)
+    ('auto', 'local', 10)
     >>> rag.ask("What is the capital of France?").text       # doctest: +SKIP
     'Paris'
 """

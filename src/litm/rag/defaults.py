@@ -3,7 +3,7 @@ read them from here, so Python and the command line answer the same question the
 
 Example:
     >>> DEFAULT_STRATEGY, DEFAULT_MODEL, DEFAULT_K, DEFAULT_RETRIEVER, DEFAULT_ANSWER_TOKENS
-    ('pyramid', 'local', 10, 'auto', 64)
+    ('auto', 'local', 10, 'auto', 64)
 """
 
 from __future__ import annotations

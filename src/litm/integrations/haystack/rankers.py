@@ -36,7 +36,8 @@ MODULE = "haystack_integrations.components.rankers.litm"
 class LitmRanker:
     """Place documents where the model looks: a drop-in for ``LostInTheMiddleRanker``, any litm strategy.
 
-    ``strategy`` is any litm strategy (default ``pyramid``; ``"edges"`` with ``min_docs=0`` is exactly
+    ``strategy`` is any litm strategy (default ``auto``: a measured ``profile=`` when given, else ``edges``;
+    ``"edges"`` with ``min_docs=0`` is exactly
     ``LostInTheMiddleRanker``'s order; ``"profile"`` with ``profile=`` a measured profile: a
     :class:`~litm.placement.PositionProfile`, its dict or a file path, saved inline). Documents are ranked
     by score when every one has a score, else in the given order (``rank_by``); ``top_k`` keeps the best

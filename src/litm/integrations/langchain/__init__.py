@@ -24,8 +24,8 @@ need ``higher_is_better`` stated, since stores differ (FAISS and Chroma return a
 Example:
     >>> from langchain_core.documents import Document
     >>> docs = [Document(page_content=f"d{i}") for i in range(1, 7)]
-    >>> [d.page_content for d in LitmReorder().transform_documents(docs)]
-    ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
+    >>> [d.page_content for d in LitmReorder().transform_documents(docs)]     # auto, no profile: edges
+    ['d1', 'd3', 'd5', 'd6', 'd4', 'd2']
     >>> [d.page_content for d in LitmReorder(strategy="langchain").invoke(docs)]
     ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
 """

@@ -62,7 +62,8 @@ class LitmReorder(
 ):
     """Place retrieved documents where the model looks: a drop-in for ``LongContextReorder``.
 
-    ``strategy`` is any litm strategy (default ``pyramid``: best last, second best first, for every n;
+    ``strategy`` is any litm strategy (default ``auto``: a measured ``profile=`` when given, else ``edges``,
+    best first and second best last;
     ``"langchain"`` is exactly ``LongContextReorder``; ``"profile"`` with ``profile=`` a measured profile).
     Usable as a document transformer (``transform_documents``), as the compressor of a
     ``ContextualCompressionRetriever`` or a stage of a ``DocumentCompressorPipeline``

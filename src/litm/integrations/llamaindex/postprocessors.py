@@ -30,7 +30,8 @@ __all__ = ["LitmReorder", "LitmTrimmer"]
 class LitmReorder(PlacingFields, BaseNodePostprocessor):
     """Place retrieved nodes where the model looks: a drop-in for LlamaIndex's ``LongContextReorder``.
 
-    ``strategy`` is any litm strategy (default ``pyramid``; ``"langchain"`` gives ``LongContextReorder``'s
+    ``strategy`` is any litm strategy (default ``auto``: a measured ``profile=`` when given, else ``edges``;
+    ``"langchain"`` gives ``LongContextReorder``'s
     order; ``"profile"`` with ``profile=`` a measured profile). Nodes are ranked by score when every node has
     one (``rank_by="auto"``), by the given order otherwise; ``rank_by="score"`` refuses a node without one.
 
