@@ -30,7 +30,6 @@ CORPUS = sorted((Path(__file__).parent / "data" / "cli-fuzz").glob("*.json"))
 #: (strict: once fixed, the entry has to go).
 KNOWN: dict[str, str] = {}
 KNOWN_CASES: dict[str, str] = {
-    "spend-set-limit-bad-scope-creates-ledger": "set-limit creates the ledger file, then refuses the scope",
 }
 
 

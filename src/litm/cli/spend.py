@@ -21,6 +21,7 @@ from litm.errors import CorruptLedgerError
 from litm.spend.budget import SpendCap
 from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
 from litm.spend.money import format_usd, parse_usd
+from litm.spend.scopes import check_scope
 
 spend_app = typer.Typer(help="Read and administer a spend ledger (SQLite path or redis:// URL).", no_args_is_help=True)
 app.add_typer(spend_app, name="spend")
@@ -114,7 +115,9 @@ def set_limit_cmd(
         gone = _open(ledger, namespace).remove_limit(scope, window.value)
         typer.echo(f"{'removed' if gone else 'no'} {window.value} limit of {scope}")
         return
-    micros = parse_usd(amount, what="limit")  # before the ledger is opened: a bad amount creates nothing
+    # Both checked before the ledger is opened: a bad amount or scope creates nothing.
+    micros = parse_usd(amount, what="limit")
+    check_scope(scope)
     led = _open(ledger, namespace, create=True)
     led.set_limit(scope, window.value, micros)
     typer.echo(f"{scope} {window.value} limit = {format_usd(micros)}")
