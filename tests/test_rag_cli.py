@@ -55,8 +55,8 @@ def test_rag_answers_cites_and_explains(index: Path) -> None:
     assert "attribution (litm's, not the model's citation" in out
     assert "france.md#0 france.md [0:" in out and "the answer is at characters 10-15 of france.md" in out
     # Two chunks share a word with the question (BM25 returns no chunk that shares none): below min_docs.
-    assert "plan (pyramid): 1:france.md#0(rank 1)  2:italy.md#0(rank 2)" in out
-    assert "strategy: pyramid (2 documents)" in out and "rank order kept" in out
+    assert "plan (auto): 1:france.md#0(rank 1)  2:italy.md#0(rank 2)" in out
+    assert "strategy: auto (2 documents)" in out and "rank order kept" in out
     assert "(exact), budget 32768 (the model's context window)" in out
     assert "cost: unknown (no price for local models" in out
     assert "timings: load" in out and "generate" in out
@@ -79,7 +79,7 @@ def test_rag_json_and_options_reach_the_pipeline(index: Path) -> None:
 @pytest.mark.model
 def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder: Path) -> None:
     """The quick start as a new user runs it: `litm index DIR --out IDX` (MiniLM vectors, the default), then
-    `litm rag IDX "question"` with every default: hybrid retrieval, pyramid, the embedded model."""
+    `litm rag IDX "question"` with every default: hybrid retrieval, auto placement (no profile: edges), the embedded model."""
     made = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-progress")
     assert made.returncode == 0, made.stderr
     # The greedy path to " 1889" is clear at every token: the smallest margin is the first (" " -1.30 against
@@ -87,7 +87,7 @@ def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder
     proc = litm("rag", str(tmp_path / "idx"), "When was the Eiffel Tower finished?", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["retriever"].startswith("hybrid") and data["strategy"] == "pyramid"
+    assert data["retriever"].startswith("hybrid") and data["strategy"] == "auto"
     assert "1889" in data["answer"]
     ref = data["attribution"][0]
     assert ref["id"] == "france.md#0" and ref["source"] == "france.md"
