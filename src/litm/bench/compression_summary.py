@@ -96,7 +96,7 @@ def _mean(values: Sequence[float]) -> float | None:
 def compression_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
     """The tables of :mod:`litm.bench.compression_summary` for every ``k`` (see the module docstring)."""
     both = [*baseline, *rows]
-    comp = [r for r in rows if r.get("phase") == "compress"]
+    comp = _complete([r for r in rows if r.get("phase") == "compress"])
     out: dict[str, Any] = {"by_k": {}}
     for k in sorted({int(r["k"]) for r in comp}):
         single = [r for r in comp if r["k"] == k and not r.get("gold_set")]
@@ -108,6 +108,19 @@ def compression_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
             entry["gold_sets"] = _multi(multi, both, k)
         out["by_k"][str(k)] = entry
     return out
+
+
+def _complete(comp: Rows) -> list[Mapping[str, Any]]:
+    """Only the questions that have every arm, ratio and slot (or design) of their ``k``: a run stopped
+    mid-question then compares like with like, as the anchor ablation does."""
+    cells: dict[tuple[int, str], set[tuple[str, float, Any]]] = defaultdict(set)
+    for r in comp:
+        cells[(int(r["k"]), str(r["qid"]))].add((str(r["arm"]), float(r["ratio"]), r.get("slot", r.get("design"))))
+    every: dict[int, set[tuple[str, float, Any]]] = defaultdict(set)
+    for (k, _), got in cells.items():
+        every[k] |= got
+    keep = {key for key, got in cells.items() if got == every[key[0]]}
+    return [r for r in comp if (int(r["k"]), str(r["qid"])) in keep]
 
 
 def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
