@@ -136,9 +136,10 @@ def test_end_to_end_with_a_real_local_model(tmp_path: Path) -> None:
 
 def test_a_question_missing_an_arm_is_left_out_of_the_summary() -> None:
     base = [{"phase": "slot", "k": 3, "qid": q, "slot": s, "hit": True} for q in (1, 2) for s in (1, 3)]
+    cells = [(q, s, a) for q in (1, 2) for s in (1, 3) for a in ("drop", "embed")]
     rows = [{"phase": "compress", "k": 3, "qid": q, "slot": s, "arm": a, "ratio": 2.0, "hit": True,
              "answer_kept": True, "doc_tokens": 5, "original_doc_tokens": 10}
-            for q in (1, 2) for s in (1, 3) for a in ("drop", "embed") if not (q == 2 and a == "embed" and s == 3)]  # fmt: skip
+            for q, s, a in cells if (q, s, a) != (2, 3, "embed")]  # fmt: skip
     s = compression_summary(rows, base)["by_k"]["3"]
     assert s["questions"] == 1
     assert all(c["n"] == 1 for a in s["arms"].values() for c in a["slots"].values())
