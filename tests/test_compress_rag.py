@@ -14,7 +14,6 @@ from litm.errors import InvalidOptionError
 from litm.rag import Pipeline
 from litm.retrieve import BM25, Index
 from litm.tokens import get_tokenizer
-
 from test_rag_pipeline import TEXTS, gpt
 
 LONG = {
