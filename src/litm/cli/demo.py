@@ -4,7 +4,8 @@
    accuracy with the gold passage in each of 10 slots, ``src/litm/data/profile-gemma3-270m-nq-k10.json``,
    refreshed from ``docs/results`` by ``scripts/make_demo_data.py``); ``--probe`` runs a quick needle probe.
 2. **Retrieval**: a few hundred bundled NQ-Open passages indexed with BM25 in a temporary folder, searched.
-3. **Placement** by litm's default strategy, the plan showing each slot's measured accuracy.
+3. **Placement** by litm's default strategy (``auto``: the measured profile when there is one, else ``edges``;
+   the demo prints which rule it used), the plan showing each slot's measured accuracy.
 4. **The anchored prompt fitted to the budget**, counted by the model's own tokenizer.
 5. **The answer** with litm's attribution, next to the same question asked in plain rank order, then one
    line of committed evidence (the benchmark's gain with its interval).
@@ -30,7 +31,7 @@ from litm.cli._options import check_strategy
 from litm.eval.datasets import nq_rows
 from litm.eval.scoring import score_output
 from litm.models import Model, load_model
-from litm.placement import DEFAULT_STRATEGY, PositionProfile
+from litm.placement import DEFAULT_STRATEGY, AutoOrder, PositionProfile, get_strategy
 from litm.rag import DEFAULT_MODEL, Answer, Pipeline, Prepared
 from litm.rag.chart import rank_chart
 from litm.retrieve import BM25, Index
@@ -150,6 +151,9 @@ def _placement(prepared: Prepared, profile: PositionProfile, strategy: str, row:
     plan = prepared.plan
     chart = rank_chart(profile, len(plan), strategy)
     typer.echo(f"\nstage 3/5  placement by {strategy}; each slot's weight is the profile's {chart.label}")
+    chosen = get_strategy(strategy, profile=profile)
+    if isinstance(chosen, AutoOrder):
+        typer.echo(f"  default rule used: {chosen.rule}")
     typer.echo("  " + plan.explain().replace("\n", "\n  "))
     slot = next((s for s in plan.slots if row is not None and s.doc.id == row["gold"]), None)
     if slot is not None:
