@@ -25,6 +25,7 @@ lets a real model, a connection or a server through.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import enum
 import hashlib
@@ -316,6 +317,7 @@ def _made_once() -> Path:
     from litm.spend.ledger import SQLiteLedger
 
     folder = Path(tempfile.mkdtemp(prefix="litm-fuzz-made-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     docs = folder / "docs"
     docs.mkdir()
     for name, data in FILES.items():
@@ -345,6 +347,7 @@ def huge_bytes_of(size: int) -> bytes:
 def _huge_file(size: int) -> Path:
     if size not in _HUGE or not _HUGE[size].exists():
         folder = Path(tempfile.mkdtemp(prefix="litm-fuzz-huge-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _HUGE[size] = folder / "huge.jsonl"
         _HUGE[size].write_bytes(huge_bytes_of(size))
     return _HUGE[size]
