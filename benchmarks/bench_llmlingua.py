@@ -235,6 +235,8 @@ def score(out: Path) -> None:
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")
     items = {r["key"]: r for r in read_jsonl(out / "items.jsonl")}
+    if not items:
+        sys.exit(f"no {out / 'items.jsonl'}: run the export step first")
     outputs = [*read_jsonl(out / "llmlingua.jsonl"), *read_jsonl(out / "litm.jsonl")]
     methods = sorted({o["method"] for o in outputs}, key=lambda m: (m != "longllmlingua", m))
     summary: dict[str, Any] = {"questions": len({r["qid"] for r in items.values()}), "slots": list(SLOTS),
@@ -262,10 +264,23 @@ def score(out: Path) -> None:
             "mean_doc_tokens": round(doc_tokens / len(keys), 1) if keys else None,
             "seconds_per_1k_doc_tokens": round(1000 * secs / doc_tokens, 3) if doc_tokens else None,
         }
-    base = summary["methods"].get("longllmlingua", {}).get("seconds_per_1k_doc_tokens")
-    for v in summary["methods"].values():
-        per = v["seconds_per_1k_doc_tokens"]
-        v["seconds_vs_longllmlingua"] = round(per / base, 4) if base and per is not None else None
+    # Paired with LongLLMLingua on the prompts both finished (the steps may stop at different rows).
+    ref = {o["key"]: o for o in outputs if o["method"] == "longllmlingua"}
+    for m, v in summary["methods"].items():
+        rows = {o["key"]: o for o in outputs if o["method"] == m}
+        shared = [k for k in items if k in rows and k in ref]
+        ours = {k: contains_answer(rows[k]["text"], items[k]["answers"]) for k in shared}
+        theirs = {k: contains_answer(ref[k]["text"], items[k]["answers"]) for k in shared}
+        ref_secs = sum(ref[k]["seconds"] for k in shared)
+        v["paired_with_longllmlingua"] = {
+            "prompts": len(shared),
+            "both_kept": sum(ours[k] and theirs[k] for k in shared),
+            "only_this_kept": sum(ours[k] and not theirs[k] for k in shared),
+            "only_longllmlingua_kept": sum(theirs[k] and not ours[k] for k in shared),
+            "neither": sum(not ours[k] and not theirs[k] for k in shared),
+            "seconds_ratio": round(sum(rows[k]["seconds"] for k in shared) / ref_secs, 4) if ref_secs else None,
+        }
+        v["seconds_vs_longllmlingua"] = v["paired_with_longllmlingua"]["seconds_ratio"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     lines = [
         f"{summary['questions']} questions x slots {'/'.join(map(str, SLOTS))}, 4x (a quarter of the document "
@@ -283,6 +298,15 @@ def score(out: Path) -> None:
             f"| {m} | {v['answer_kept']} / {v['prompts']} | {by['1']} | {by['10']} | {by['20']} | "
             f"{v['mean_tokens_kept']} | {v['mean_target']} | {v['over_target']} | {v['seconds_per_1k_doc_tokens']} "
             f"| {v['seconds_vs_longllmlingua']} |"
+        )
+    lines += ["", "Paired with LongLLMLingua on the prompts both finished:", "",
+              "| method | prompts | both kept the answer | only this | only LongLLMLingua | neither "
+              "| seconds / LongLLMLingua's |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for m, v in summary["methods"].items():
+        pw = v["paired_with_longllmlingua"]
+        lines.append(
+            f"| {m} | {pw['prompts']} | {pw['both_kept']} | {pw['only_this_kept']} | "
+            f"{pw['only_longllmlingua_kept']} | {pw['neither']} | {pw['seconds_ratio']} |"
         )
     (out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
