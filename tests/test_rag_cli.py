@@ -79,7 +79,8 @@ def test_rag_json_and_options_reach_the_pipeline(index: Path) -> None:
 @pytest.mark.model
 def test_the_readme_two_commands_on_a_folder_with_vectors(tmp_path: Path, folder: Path) -> None:
     """The quick start as a new user runs it: `litm index DIR --out IDX` (MiniLM vectors, the default), then
-    `litm rag IDX "question"` with every default: hybrid retrieval, auto placement (no profile: edges), the embedded model."""
+    `litm rag IDX "question"` with every default: hybrid retrieval, auto placement (no profile: edges), the
+    embedded model."""
     made = litm("index", str(folder), "--out", str(tmp_path / "idx"), "--no-progress")
     assert made.returncode == 0, made.stderr
     # The greedy path to " 1889" is clear at every token: the smallest margin is the first (" " -1.30 against
