@@ -79,10 +79,11 @@ def test_score_pairs_from_a_real_vector_store() -> None:
     store.add_documents([LCDocument(page_content=f"passage {i}", id=f"p{i}") for i in range(6)])
     pairs = store.similarity_search_with_score("passage 2", k=6)
     plan = litm.place(pairs, rank_by="score")
-    assert plan.items[-1] is next(p for p in pairs if p[0].id == "p2")  # pyramid: the best hit last
+    assert plan.items[0] is next(p for p in pairs if p[0].id == "p2")  # auto without a profile (edges): best first
     best_first = sorted(pairs, key=lambda p: -p[1])
     assert [s.doc.id for s in sorted(plan.slots, key=lambda s: s.rank)] == [p[0].id for p in best_first]
-    assert plan.slots[-1].relevance == 1.0 and min(s.relevance or 0.0 for s in plan.slots) == 0.0
+    assert plan.items[-1] is best_first[1]  # and the second best last
+    assert plan.slots[0].relevance == 1.0 and min(s.relevance or 0.0 for s in plan.slots) == 0.0
 
 
 def test_pairs_of_any_document_and_distances() -> None:
