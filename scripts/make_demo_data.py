@@ -5,9 +5,9 @@ Writes, from the committed results under docs/results (nothing is re-measured he
 * src/litm/data/profile-gemma3-270m-nq-k10.json: the position profile of the committed Gemma 3 270M
   benchmark (docs/results/bench-nq-gemma3-270m): the accuracy with the gold passage in each of 10 slots,
   100 NQ-Open questions, with hits, n and Wilson 95% intervals per slot.
-* src/litm/data/demo-evidence.json: the benchmark's headline (the measured profile's order vs rank order, expected accuracy under
-  p(rank r) ~ 1/r, the paired bootstrap interval), its controls, and the input budget the committed needle
-  probe measured for the same model (docs/results/probe-gemma3-270m).
+* src/litm/data/demo-evidence.json: the benchmark's headline (the measured profile's order vs rank order,
+  expected accuracy under p(rank r) ~ 1/r, the paired bootstrap interval), its controls, and the input budget
+  the committed needle probe measured for the same model (docs/results/probe-gemma3-270m).
 
 Run from the repository root after re-running the benchmark or the probe; `--check` exits 1 when the
 package data differs from what the committed results give (tests/test_demo_data.py runs it).

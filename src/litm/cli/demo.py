@@ -224,6 +224,7 @@ def _answers(rag: Pipeline, prepared: Prepared, model: Model, strategy: str, row
 def _evidence(pick: Mapping[str, Any] | None) -> None:
     gain = _data("demo-evidence.json")["gain"]
     lo, hi = gain["ci"]
+    placed = gain["expected_accuracy"][gain["strategy"]]
     if pick is not None:
         t = pick["tally"]
         typer.echo(
@@ -240,7 +241,7 @@ def _evidence(pick: Mapping[str, Any] | None) -> None:
             )
     typer.echo(
         f"on average the gain is {gain['gain']:+.3f} [{lo:+.3f}, {hi:+.3f}] ({gain['interval']}): expected accuracy "
-        f"{gain['expected_accuracy']['none']:.4f} in rank order -> {gain['expected_accuracy'][gain['strategy']]:.4f} with "
+        f"{gain['expected_accuracy']['none']:.4f} in rank order -> {placed:.4f} with "
         f"{gain['strategy']}, {gain['questions']} NQ-Open questions, k = {gain['k']}, {gain['model']}, "
         f"{gain['weighting'].split(':')[0]} ({gain['source']})"
     )
