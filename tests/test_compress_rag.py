@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.errors import InvalidOptionError
+from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.rag import Pipeline
 from litm.retrieve import BM25, Index
 from litm.tokens import get_tokenizer
@@ -94,3 +94,25 @@ def test_litm_rag_compress_on_the_command_line(tmp_path: Path) -> None:
                 "--max-tokens", "12")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "compressed " in done.stdout and "document tokens" in done.stdout
+
+
+def test_auto_finds_a_profile_registered_for_the_pipelines_model(tmp_path: Path) -> None:
+    from litm.placement import PositionProfile, register_profile, unregister_profile
+
+    # A profile whose best slot is the middle one: auto places rank 1 there only if it found the profile.
+    with pytest.raises(InvalidProfileError, match="from_weights"):
+        PositionProfile([0.1, 0.9, 0.2])  # type: ignore[list-item]
+    profile = PositionProfile.from_weights([0.1, 0.9, 0.2], name="middle-best")
+    register_profile("openai:gpt-4o-mini", profile)
+    try:
+        idx = Index.create(tmp_path / "idx", dense=False)
+        idx.add_texts([{"id": k, "text": v, "source": f"{k}.txt"} for k, v in TEXTS.items()])
+        rag, _ = gpt(idx)
+        plan = rag.prepare("What is the capital of France?").plan
+        assert len(plan.slots) == 6 and "middle-best" in (plan.note or "")
+        # The profile peaks in the middle: rank 1 goes to a middle slot, not first as edges would put it.
+        assert plan.slots[0].rank != 1 and plan.slots[-1].rank != 1
+    finally:
+        unregister_profile("openai:gpt-4o-mini")
+    plain = rag.prepare("What is the capital of France?").plan
+    assert plain.slots[0].rank == 1 and "edges" in (plain.note or "")

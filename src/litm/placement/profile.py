@@ -52,7 +52,14 @@ class PositionProfile:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        pts = tuple((float(x), float(w)) for x, w in self.points)
+        try:
+            pts = tuple((float(x), float(w)) for x, w in self.points)
+        except (TypeError, ValueError) as exc:
+            # PositionProfile([0.1, 0.9]) is an easy slip for from_weights([0.1, 0.9]): say so, typed.
+            raise InvalidProfileError(
+                f"a position profile's points are (position, weight) pairs of numbers ({exc}); "
+                "for equally spaced weights use PositionProfile.from_weights([...])"
+            ) from None
         if not pts:
             raise InvalidProfileError("a position profile needs at least one point")
         for x, w in pts:

@@ -260,7 +260,9 @@ class Pipeline:
             start = time.perf_counter()
         fitted = fit(
             chunks, q, builder, model, budget, self.max_answer_tokens, format=_count_format(model),
-            strategy=self.strategy, rank_by="input", profile=self.profile,
+            # Resolved with the model's spec, so auto finds a profile registered for this model.
+            strategy=get_strategy(self.strategy, profile=self.profile, model=self.model_spec), rank_by="input",
+            profile=self.profile,
             compress=self._scorer if self._compress_goal is not None else None,
         )  # fmt: skip
         timings["fit"] = time.perf_counter() - start
