@@ -56,3 +56,18 @@ def test_an_approximate_counter_keeps_its_margin() -> None:
     words = lambda t: len(t.split())  # noqa: E731 - a user's own counter, marked approximate by fit
     r = fit(DOCS, QUESTION, PromptBuilder(), words, max_input_tokens=90, compress="retriever")
     assert not r.exact and r.upper <= 90
+
+
+def test_bisection_counts_each_sentence_once_not_once_per_step() -> None:
+    counted: list[str] = []
+    gpt4o = get_tokenizer("openai:gpt-4o")
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return gpt4o.count(text)
+
+    r = fit(DOCS, QUESTION, PromptBuilder(), counting, max_input_tokens=150, compress="retriever")
+    assert r.compression is not None
+    # Rendered prompts are counted once per try; document and sentence texts only once in all.
+    pieces = [t for t in counted if any(t and t in d["text"] for d in DOCS)]
+    assert pieces and len(pieces) == len(set(pieces))

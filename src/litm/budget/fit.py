@@ -189,7 +189,8 @@ def _compress_to_fit(
 ) -> tuple[list[Doc], tuple[Any, TokenCount], Compressed] | None:
     """The ranked documents compressed to the largest token target whose whole prompt fits (verified by a
     count, like every other fit), or None when no compression fits."""
-    target_counter = TargetCounter.of(count.tokenizer)
+    # Memoized: each bisection step compresses the same documents again, so each sentence is counted once.
+    target_counter = TargetCounter.of(count.tokenizer).memoized()
     the_scorer = get_scorer(scorer)  # once: the scores are cached on it across the renders below
     texts = sum(target_counter(d.text) for d in ranked)
     # Bisect the documents' token target: the largest whose rendered prompt fits (anchors and separators

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from litm.compress._result import SEPARATOR, Compressed, CompressedDoc
@@ -58,6 +58,8 @@ class TargetCounter:
     margin: float
     name: str
     base: int = 0
+    #: Counts already made, by text (see :meth:`memoized`); None counts every time.
+    memo: dict[str, int] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, tokenizer: Any) -> TargetCounter:
@@ -98,11 +100,27 @@ class TargetCounter:
             base = 0
         return cls(fn, exact, margin, name, max(base, 0))
 
+    def memoized(self) -> TargetCounter:
+        """The same counter, remembering each text's count: for a caller that compresses the same documents
+        to several targets (``fit`` bisects the target), so each sentence is counted once, not once per try.
+
+        >>> calls = []
+        >>> counter = TargetCounter.of(lambda t: calls.append(t) or len(t)).memoized()
+        >>> counter("abc") + counter("abc"), calls.count("abc")
+        (6, 1)
+        """
+        return replace(self, memo={})
+
     def __call__(self, text: str) -> int:
+        if self.memo is not None and text in self.memo:
+            return self.memo[text]
         value = self.count(text)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidOptionError(f"the tokenizer returned {value!r} for a text; a count is an integer >= 0")
-        return max(value - self.base, 0)
+        counted = max(value - self.base, 0)
+        if self.memo is not None:
+            self.memo[text] = counted
+        return counted
 
 
 def _positive_int(name: str, value: object) -> int:
