@@ -32,21 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("litm.integrations",),
     # The Haystack shim (the path Pipeline.load imports components from) sits beside the CLI.
     ("litm.cli", "haystack_integrations"),
-    # The public facade: the package root, ``python -m litm`` and deprecated aliases of moved modules.
-    (
-        "litm",
-        "litm.__main__",
-        "litm.documents",
-        "litm.plan",
-        "litm.profile",
-        "litm.progress",
-        "litm.ranking",
-        "litm.records",
-        "litm.report",
-        "litm.probe.results",
-        "litm.probe.scoring",
-        "litm.probe.stats",
-    ),
+    # The public facade: the package root and ``python -m litm``.
+    ("litm", "litm.__main__"),
 )
 
 

@@ -200,12 +200,6 @@ def test_tokenizer_calls_grow_logarithmically() -> None:
     assert result.count_calls <= 2 + 10  # full, floor, then a binary search over 500
 
 
-def test_the_old_counter_form_still_works_and_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="Counter"):
-        counter = Counter(text_fn=TOK.count)
-    assert not counter.exact and counter.text("Lost in the middle") == 4
-
-
 def test_bad_arguments() -> None:
     with pytest.raises(InvalidOptionError):
         fit(["a"], "q", BUILDER, TOK, -1)

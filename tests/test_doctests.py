@@ -26,9 +26,8 @@ NOT_YET: dict[str, str] = {}
 def _module_names() -> list[str]:
     names = []
     for path in sorted((SRC / "litm").rglob("*.py")):
-        # A deprecated alias (two lines calling alias_module) warns on import and holds no examples.
         # ``__main__`` runs the command line when imported.
-        if path.name == "__main__.py" or "alias_module(__name__" in path.read_text(encoding="utf-8"):
+        if path.name == "__main__.py":
             continue
         rel = path.relative_to(SRC).with_suffix("")
         parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts

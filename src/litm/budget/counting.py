@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -72,26 +71,10 @@ class FunctionTokenizer:
 class Counter:
     """Counts with one tokenizer and remembers how many times it was asked (benchmarks report it).
 
-    ``Counter(tokenizer)``; the 0.1 form ``Counter(text_fn=..., messages_fn=...)`` still works for one
-    release (it warns) and counts approximately, like any function.
+    ``Counter(tokenizer)``; wrap a plain counting function with :func:`as_counter`.
     """
 
-    def __init__(
-        self,
-        tokenizer: Tokenizer | None = None,
-        *,
-        text_fn: Callable[[str], int] | None = None,
-        messages_fn: Callable[[Sequence[Message]], int] | None = None,
-    ) -> None:
-        if tokenizer is None:
-            if text_fn is None:
-                raise UnsupportedTypeError("Counter needs a tokenizer: Counter(get_tokenizer('openai:gpt-4'))")
-            warnings.warn(
-                "Counter(text_fn=...) is deprecated; pass a tokenizer, or as_counter(function) for a function",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            tokenizer = FunctionTokenizer(text_fn, messages_fn)
+    def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer: Tokenizer = tokenizer
         self.calls = 0
 

@@ -51,17 +51,3 @@ __all__ = [
     "unload_all",
     "unregister_backend",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # ``Prompt`` was renamed ``PromptInput`` (it clashed with the built prompt, ``litm.Prompt``).
-    if name == "Prompt":
-        import warnings
-
-        warnings.warn(
-            "litm.models.Prompt is now litm.models.PromptInput (litm.Prompt is the built prompt)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return PromptInput
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

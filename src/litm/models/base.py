@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -171,18 +170,6 @@ class Model(ABC):
     #: How many requests :func:`complete_many` runs at once by default.
     concurrency: int = 1
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # Backends written for 0.1 override complete() itself; they keep working for one release.
-        if "complete" in cls.__dict__ and "_generate" not in cls.__dict__:
-            warnings.warn(
-                f"{cls.__name__} overrides Model.complete; implement _generate(request) instead "
-                "(Model.complete validates and renders the prompt once for every backend)",
-                DeprecationWarning,
-                stacklevel=3,  # past ABCMeta.__new__, at the class statement
-            )
-            cls._generate = _generate_through_complete  # type: ignore[method-assign]
-
     @property
     @abstractmethod
     def context_window(self) -> int:
@@ -276,14 +263,6 @@ def _as_messages(rendered: object) -> list[dict[str, str]]:
     return rendered
 
 
-def _generate_through_complete(self: Model, request: GenerationRequest) -> Completion:
-    # The 0.1 protocol: the subclass's own complete() does everything; reached only through direct calls.
-    return type(self).complete(
-        self, request.prompt, max_tokens=request.max_tokens, stop=list(request.stop),
-        temperature=request.temperature, seed=request.seed,
-    )  # fmt: skip
-
-
 def complete_many(
     model: Model,
     prompts: Sequence[PromptLike],
@@ -360,15 +339,3 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.elapsed = time.perf_counter() - self.start
-
-
-def __getattr__(name: str) -> Any:
-    # ``Prompt`` was renamed ``PromptInput`` (it clashed with the built prompt, ``litm.Prompt``).
-    if name == "Prompt":
-        warnings.warn(
-            "litm.models.base.Prompt is now PromptInput (litm.Prompt is the built prompt)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return PromptInput
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
