@@ -61,6 +61,9 @@ def prompt_cmd(
     system: str | None = typer.Option(None, "--system", help="System text."),
     instruction: str | None = typer.Option(None, "--instruction", help="Replace the instruction ('' for none)."),
     answer_cue: str | None = typer.Option(None, "--answer-cue", help="Replace the text format's final cue."),
+    quote_first: bool = typer.Option(
+        False, "--quote-first", help="Ask for the supporting sentence, quoted, then the answer after 'Answer:'."
+    ),
     template: Path | None = typer.Option(
         None, "--template", help="Prompt template JSON: fields overriding --lang's labels and texts."
     ),
@@ -72,6 +75,9 @@ def prompt_cmd(
     """Print an anchored prompt for the question: text, or the messages as JSON.
 
     Example: litm prompt docs.jsonl -q "who won?" --strategy pyramid --rank-by score --format openai
+
+    With --quote-first the model is asked to quote the sentence that answers first; the text and anthropic
+    formats start its reply with "Quote:" (a prefill).
     """
     records = load_input(path)
     prof = PositionProfile.load(profile) if profile is not None else None
@@ -87,7 +93,9 @@ def prompt_cmd(
         question,
         strategy=strategy,
         placement=placement,
-        wording=Wording(template=base, system=system, instruction=instruction, answer_cue=answer_cue),
+        wording=Wording(
+            template=base, system=system, instruction=instruction, answer_cue=answer_cue, quote_first=quote_first
+        ),
         anchors=AnchorOptions(
             style=style.value,
             positions=not no_positions,

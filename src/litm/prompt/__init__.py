@@ -8,7 +8,8 @@ question after the documents, and every untrusted text neutralised so it cannot 
 an anchor. Long document ids (a framework's UUIDs and hashes) are shown as ``1``..``k`` and mapped
 back (:func:`shown_ids`). Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or
 with a model's own Jinja chat template; parse it back; map an answer's ``[id]`` citations to the
-documents.
+documents. A quote-first prompt (``quote_first=True``) asks for the supporting sentence before the answer;
+:func:`parse_quoted_answer` reads the answer after it and finds the document the quote came from.
 
 A :class:`PromptBuilder` is made of four option objects (:class:`Wording`, :class:`AnchorOptions`,
 :class:`Layout`, :class:`Escaping`); :func:`build_prompt` places and builds in one call.
@@ -33,6 +34,7 @@ from litm.prompt.formats import FORMATS, Format
 from litm.prompt.options import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
 from litm.prompt.parse import Citation, Citations, ParsedBlock, ParsedPrompt, parse_citations, parse_prompt
 from litm.prompt.prompt import DocBlock, Prompt
+from litm.prompt.quote import QUOTE_THRESHOLD, QuotedAnswer, parse_quoted_answer, quote_match
 from litm.prompt.styles import render_documents
 from litm.prompt.templates import LANGS, Lang, PromptTemplate
 
@@ -43,6 +45,7 @@ __all__ = [
     "FORMATS",
     "LANGS",
     "QUESTION_POSITIONS",
+    "QUOTE_THRESHOLD",
     "SCORE_AS",
     "SHORT_ID_CHARS",
     "STYLES",
@@ -62,6 +65,7 @@ __all__ = [
     "PromptBuilder",
     "PromptTemplate",
     "QuestionPosition",
+    "QuotedAnswer",
     "ScoreAs",
     "Style",
     "Wording",
@@ -69,6 +73,8 @@ __all__ = [
     "middle_slots",
     "parse_citations",
     "parse_prompt",
+    "parse_quoted_answer",
+    "quote_match",
     "render_documents",
     "shown_ids",
     "template_tokens",

@@ -51,9 +51,12 @@ def to_openai(system: str | None, user: str) -> list[dict[str, str]]:
     return messages
 
 
-def to_anthropic(system: str | None, user: str) -> dict[str, Any]:
-    """Anthropic Messages API keyword arguments: ``system`` (when set) and ``messages``."""
+def to_anthropic(system: str | None, user: str, *, prefill: str | None = None) -> dict[str, Any]:
+    """Anthropic Messages API keyword arguments: ``system`` (when set) and ``messages``; ``prefill`` (when set)
+    is a final assistant turn the reply continues (the API refuses one that ends in whitespace)."""
     out: dict[str, Any] = {"messages": [{"role": "user", "content": user}]}
+    if prefill and prefill.rstrip():
+        out["messages"].append({"role": "assistant", "content": prefill.rstrip()})
     if system:
         out = {"system": system, **out}
     return out

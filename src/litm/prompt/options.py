@@ -41,6 +41,20 @@ class Wording:
     ``system`` is the system text (none by default); ``instruction`` overrides the style's instruction
     (``""`` for none); ``answer_cue`` overrides the plain-text cue (``""`` for none, e.g. when the
     caller appends its own). ``None`` means "the template's".
+
+    ``quote_first`` (default False): ask for the sentence of the documents that best answers the question,
+    quoted word for word, before the answer (the template's ``quote_instruction``, added to the
+    instruction), and the answer on its own line after the template's ``answer_marker`` (``Answer:``).
+    Where a format allows an assistant prefill, the reply is started with the template's ``quote_cue``
+    (``Quote:``): the plain-text form ends with it instead of the answer cue (unless ``answer_cue`` is
+    given), and the Anthropic arguments carry it as the assistant turn (see
+    :attr:`~litm.prompt.Prompt.prefill`). Read the reply with :func:`~litm.prompt.parse_quoted_answer`.
+
+    Example:
+        >>> from litm.prompt import build_prompt
+        >>> p = build_prompt(["Paris is in France."], "Where is Paris?", quote_first=True, recap=False)
+        >>> p.text.splitlines()[-1], p.prefill
+        ('Quote:', 'Quote:')
     """
 
     lang: str = "en"
@@ -48,6 +62,7 @@ class Wording:
     system: str | None = None
     instruction: str | None = None
     answer_cue: str | None = None
+    quote_first: bool = False
 
     def __post_init__(self) -> None:
         if self.template is not None:
@@ -60,6 +75,11 @@ class Wording:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise PromptOptionError(f"{name} must be a string or None, got {type(value).__name__}")
+        if not isinstance(self.quote_first, bool):
+            raise PromptOptionError(f"quote_first must be True or False, got {self.quote_first!r}")
+        t = self.prompt_template
+        if self.quote_first and not (t.quote_cue.strip() and t.answer_marker.strip()):
+            raise PromptOptionError("quote_first needs a template whose quote_cue and answer_marker are not empty")
 
     @property
     def prompt_template(self) -> PromptTemplate:
@@ -74,6 +94,9 @@ class Wording:
         """JSON-ready; a custom template travels whole, a built-in one as its language."""
         out = field_values(self)
         out["template"] = None if self.template is None else self.template.to_dict()
+        if not self.quote_first:
+            # Left out when off, so a builder saved without quote-first reads in a litm that predates it.
+            del out["quote_first"]
         return out
 
     @classmethod

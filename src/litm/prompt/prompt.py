@@ -97,6 +97,23 @@ class Prompt:
         return _formats.to_text(self.system, self.user, self.answer_cue)
 
     @property
+    def prefill(self) -> str | None:
+        """The text a quote-first reply starts with where the format allows an assistant prefill (the end of
+        :attr:`text`, the assistant turn of :meth:`to_anthropic`); None for other prompts.
+
+        OpenAI's chat API has no prefill, and ChatML and Jinja strings end with the open assistant turn as
+        the chat template writes it: there the instruction alone asks for the quote.
+
+        >>> from litm.prompt import build_prompt
+        >>> p = build_prompt(["Paris is in France."], "Where is Paris?", quote_first=True)
+        >>> p.to_anthropic()["messages"][-1]
+        {'role': 'assistant', 'content': 'Quote:'}
+        >>> build_prompt(["Paris is in France."], "Where is Paris?").prefill is None
+        True
+        """
+        return self.answer_cue if self.wording.quote_first and self.answer_cue else None
+
+    @property
     def documents(self) -> list[Doc]:
         """The documents in prompt order."""
         return [b.doc for b in self.blocks]
@@ -127,7 +144,7 @@ class Prompt:
 
     def to_anthropic(self) -> dict[str, Any]:
         """Anthropic Messages API arguments: ``client.messages.create(model=..., **p.to_anthropic())``."""
-        return _formats.to_anthropic(self.system, self.user)
+        return _formats.to_anthropic(self.system, self.user, prefill=self.prefill)
 
     def to_chatml(self, *, add_generation_prompt: bool = True) -> str:
         """A ChatML string ending with an open assistant turn."""

@@ -2,7 +2,7 @@
 
 The user text is::
 
-    instruction (+ middle-zone note)
+    instruction (+ middle-zone note) (+ quote request)
     question                      <- only with question_position="before" or "both"
     document blocks               <- in plan order, in the anchor style (see litm.prompt.styles)
     recap of the ids              <- recap=True
@@ -77,7 +77,9 @@ def render(
     """Render ``plan`` and ``question`` as the options say; see the module docstring for the layout."""
     t, nz, style = wording.prompt_template, neutralizer, get_style(anchors.style)
     instruction = style.instruction(t) if wording.instruction is None else wording.instruction
-    answer_cue = t.answer_cue if wording.answer_cue is None else wording.answer_cue
+    # A quote-first reply starts with the quote: the completion form is cued (prefilled) with its label.
+    default_cue = t.quote_cue if wording.quote_first else t.answer_cue
+    answer_cue = default_cue if wording.answer_cue is None else wording.answer_cue
     rendered = render_blocks(plan.slots, anchors, t, nz)
     marked = any(b.middle for b in rendered)
 
@@ -88,6 +90,11 @@ def render(
         # Chinese sentences end in a full-width stop and take no space before the next one.
         joiner = "" if intro.endswith(("。", "！", "？")) else " "  # noqa: RUF001
         intro = f"{intro}{joiner}{note}" if intro else note
+    if wording.quote_first:
+        labels = {"quote": nz.neutralize(t.quote_cue), "answer": nz.neutralize(t.answer_marker)}
+        request = _fill(t.quote_instruction, nz, labels)
+        joiner = "" if intro.endswith(("。", "！", "？")) else " "  # noqa: RUF001
+        intro = f"{intro}{joiner}{request}" if intro else request
     question_line = _fill(t.question, nz, {"question": nz.neutralize(question)})
 
     sections: list[str] = []

@@ -47,6 +47,7 @@ _FIELDS: dict[str, frozenset[str]] = {
     "recap": frozenset({"ids", "count"}),
     "recap_id": frozenset({"id"}),
     "question": frozenset({"question"}),
+    "quote_instruction": frozenset({"quote", "answer"}),
 }
 
 _NAME_FIELDS = (
@@ -69,7 +70,10 @@ class PromptTemplate:
     ids alone); ``recap``
     (``{ids}``: the recap ids joined by spaces, ``{count}``) with ``recap_id`` (one id, ``{id}``);
     ``question`` (``{question}``); ``answer_cue`` (ends a plain-text completion prompt; empty for
-    none). ``lang`` records the base language. The names are used by the ``xml`` anchor style; the
+    none). Quote-first prompts (:attr:`~litm.prompt.Wording.quote_first`) add ``quote_instruction``
+    (``{quote}``: ``quote_cue``, ``{answer}``: ``answer_marker``) to the instruction, end the plain-text
+    form with ``quote_cue`` instead of ``answer_cue``, and are answered after ``answer_marker``.
+    ``lang`` records the base language. The names are used by the ``xml`` anchor style; the
     ``bracket`` and ``liu`` styles are fixed formats with their own labels.
     """
 
@@ -115,6 +119,14 @@ class PromptTemplate:
         "Write a high-quality answer for the given question using only the provided search results "
         "(some of which might be irrelevant)."
     )
+    # Quote-first (Wording.quote_first): the request appended to the instruction, the label a quote-first reply
+    # starts with (the prefill of the formats that allow one) and the marker the answer follows.
+    quote_instruction: str = (
+        "First copy, word for word, the one sentence from the documents that best answers the question, after "
+        '"{quote}". Then write the answer on its own line, after "{answer}".'
+    )
+    quote_cue: str = "Quote:"
+    answer_marker: str = "Answer:"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -219,4 +231,10 @@ _ZH = PromptTemplate(
     ),
     reread="你的回复只有文档编号，没有答案。请先用文字写出问题的答案，然后用方括号注明编号。",  # noqa: RUF001
     liu_instruction="请仅根据所提供的搜索结果（其中一些可能无关）为给定的问题写出高质量的答案。",  # noqa: RUF001
+    quote_instruction=(
+        "请先从文档中逐字摘录最能回答问题的一句话，写在“{quote}”之后；"  # noqa: RUF001
+        "然后另起一行，在“{answer}”之后写出答案。"  # noqa: RUF001
+    ),
+    quote_cue="引文：",  # noqa: RUF001
+    answer_marker="答案：",  # noqa: RUF001
 )
