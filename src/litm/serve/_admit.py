@@ -14,7 +14,9 @@
    :class:`~litm.budget.guard.spend.SpendStep`, the same rules as a guarded SDK client: the request's
    limit times ``n``, cache-write rates only when an Anthropic request caches, price variants from the
    body): over budget, 402 naming the scope, limit, settled, held and requested micro-dollars; a scope
-   without a limit 402; a ledger that does not answer 503 (fail closed).
+   without a limit 402; a ledger that does not answer 503 (fail closed). A reserve that was sent and never
+   answered (:class:`~litm.errors.ReserveUncertainError`: the hold may exist) is the same 503, raised as a
+   :class:`HoldInDoubt` that names the hold's key, which the app releases once the ledger answers again.
 
 A streamed OpenAI chat request is sent with ``stream_options.include_usage`` (by the spend step), and
 :attr:`Admitted.pass_usage_chunk` says whether the client asked for the usage chunk itself.
@@ -38,6 +40,7 @@ from litm.errors import (
     LitmError,
     PriceUnknownError,
     PromptError,
+    ReserveUncertainError,
     SpendBudgetExceeded,
     SpendLimitNotSetError,
     SpendRequestError,
@@ -50,7 +53,7 @@ from litm.serve._runtime import Runtime
 from litm.serve._shapes import Refusal, output_field
 from litm.spend import Reservation, format_usd
 
-__all__ = ["Admitted", "admit", "authenticate", "presented_key"]
+__all__ = ["Admitted", "HoldInDoubt", "admit", "authenticate", "presented_key"]
 
 
 @dataclass
@@ -82,6 +85,14 @@ class Admitted:
         return self.step.reservation(self.call)
 
 
+@dataclass
+class HoldInDoubt(Refusal):
+    """The 503 for a reserve the ledger never answered: nothing was sent upstream, and the hold ``key`` may
+    still be booked when the ledger answers again, so it must be released then (``SpendCap.release``)."""
+
+    key: str = ""
+
+
 def presented_key(headers: Mapping[str, str]) -> str | None:
     """The key a client presents: ``x-api-key`` (Anthropic's SDK) or ``Authorization: Bearer`` (OpenAI's)."""
     direct = headers.get("x-api-key")
@@ -92,14 +103,16 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-def authenticate(rt: Runtime, headers: Mapping[str, str]) -> VirtualKey:
-    """The caller's active virtual key, or a 401 refusal (the presented value is never echoed)."""
+async def authenticate(rt: Runtime, headers: Mapping[str, str]) -> VirtualKey:
+    """The caller's active virtual key, or a 401 refusal (the presented value is never echoed).
+
+    The lookup never blocks the event loop: a Redis store is read through ``redis.asyncio``."""
     presented = presented_key(headers)
     if presented is None:
         raise Refusal(401, "missing_api_key", "no API key: send a litm virtual key as Authorization: Bearer KEY "
                                               "or x-api-key: KEY")  # fmt: skip
     try:
-        key = rt.keys.authenticate(presented)
+        key = await rt.keys.aauthenticate(presented)
     except VirtualKeyError as exc:
         raise Refusal(503, "key_store_unavailable", str(exc)) from None
     if key is None:
@@ -198,6 +211,10 @@ def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute,
     started = time.perf_counter()
     try:
         call = step.before(call)
+    except ReserveUncertainError as exc:
+        why = ("the spend ledger did not answer the reservation; nothing was sent, and the hold, if the ledger "
+               "booked it, is released once it answers again (fail closed)")
+        raise HoldInDoubt(503, "ledger_unavailable", why, key=exc.key) from None
     except LitmError as exc:
         raise _refusal(exc) from None
     return Admitted(request_id, api, key, route, upstream, count, step, call, asked, time.perf_counter() - started,

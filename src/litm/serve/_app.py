@@ -37,11 +37,12 @@ from litm._version import __version__
 from litm.budget.guard.metering import StreamUsage
 from litm.errors import LedgerUnavailableError, LitmError
 from litm.serve._adminapi import admin_routes
-from litm.serve._admit import Admitted, admit, authenticate
+from litm.serve._admit import Admitted, HoldInDoubt, admit, authenticate
 from litm.serve._config import CONFIG_ENV, GatewayConfig, Upstream, load_config
 from litm.serve._keys import VirtualKey
 from litm.serve._log import access, setup_logging
 from litm.serve._metrics import Metrics
+from litm.serve._recover import release_when_answering
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
 from litm.serve._stream import relay
@@ -244,13 +245,26 @@ async def _gateway(request: Request, api: str) -> Response:
     key: VirtualKey | None = None
     adm: Admitted | None = None
     try:
-        key = authenticate(rt, request.headers)
+        key = await authenticate(rt, request.headers)
         raw = await _body(request, rt.config.server.max_body_bytes)
         adm = await admit(rt, api, key, raw, request_id)
         return await _forward(request, adm)
     except Refusal as refusal:
+        if isinstance(refusal, HoldInDoubt):
+            _release_later(request, refusal.key)
         model = adm.route.name if adm else None
         return _refused(family, refusal, request_id, request, started, key, model)
+
+
+def _release_later(request: Request, key: str) -> None:
+    """Release hold ``key`` of a refused request once the ledger answers, beside the requests that follow."""
+    rt = _rt(request)
+    options = rt.config.ledger
+    pending: dict[asyncio.Task[Any], str] = request.app.state.releasing
+    task = asyncio.create_task(release_when_answering(rt.cap, key, first_wait_s=options.socket_timeout_s,
+                                                      give_up_s=max(60.0, options.lease_s)))  # fmt: skip
+    pending[task] = key
+    task.add_done_callback(lambda done: pending.pop(done, None))
 
 
 async def chat_completions(request: Request) -> Response:
@@ -270,7 +284,7 @@ async def count_tokens(request: Request) -> Response:
     started, request_id, rt = time.perf_counter(), uuid.uuid4().hex, _rt(request)
     key = None
     try:
-        key = authenticate(rt, request.headers)
+        key = await authenticate(rt, request.headers)
         raw = await _body(request, rt.config.server.max_body_bytes)
         try:
             body = json.loads(raw)
@@ -303,7 +317,7 @@ async def list_models(request: Request) -> Response:
     started, request_id, rt = time.perf_counter(), uuid.uuid4().hex, _rt(request)
     family: Family = "anthropic" if "anthropic-version" in request.headers else "openai"
     try:
-        key = authenticate(rt, request.headers)
+        key = await authenticate(rt, request.headers)
     except Refusal as refusal:
         return _refused(family, refusal, request_id, request, started)
     names = [name for name in rt.config.models if key.may_call(name)]
@@ -335,6 +349,8 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         connect = max((u.connect_timeout_s for u in config.upstreams.values()), default=10.0)
         app.state.runtime = rt
         app.state.metrics = Metrics()
+        # Holds of refused requests that the ledger may have booked without answering: released in the background.
+        app.state.releasing = {}
         # One pool per worker for every upstream: connections are kept alive between requests.
         app.state.client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=connect),
@@ -345,6 +361,8 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
             yield
         finally:
             await app.state.client.aclose()
+            await _finish_releases(rt, app.state.releasing)
+            await rt.keys.aclose()
             if runtime is None:
                 rt.close()
 
@@ -360,6 +378,21 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
     ]
     handlers = {404: _no_route, 405: _no_route, Exception: _internal}
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+
+
+async def _finish_releases(rt: Runtime, pending: dict[asyncio.Task[Any], str]) -> None:
+    """At shutdown, one last try for each hold still waiting to be released (instead of its next pause); a hold
+    the ledger still does not answer for is charged by its lease, and the log names it."""
+    keys = list(pending.values())
+    for task in list(pending):
+        task.cancel()
+    for key in keys:
+        try:
+            await asyncio.wait_for(asyncio.to_thread(rt.cap.release, key), 2 * rt.config.ledger.socket_timeout_s + 1)
+        except (LitmError, TimeoutError) as exc:
+            log.error("hold %s of a request refused because the ledger did not answer could not be released at "
+                      "shutdown (%s); its lease charges it in full unless it is released by hand (litm spend "
+                      "release)", key, type(exc).__name__)  # fmt: skip
 
 
 async def _internal(request: Request, exc: Exception) -> Response:

@@ -20,6 +20,7 @@ litm.errors.GatewayConfigError: unknown option server.prot (expected one of: ...
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -83,12 +84,15 @@ class LedgerOptions:
 
     ``synchronous`` (SQLite only): ``FULL`` makes a committed reserve survive power loss (an fsync per
     operation); ``NORMAL`` survives a crash of the process, not of the host, and costs no fsync.
+    ``socket_timeout_s`` (Redis only): the longest wait for one reply; a server that does not answer refuses
+    the request after up to twice this.
     """
 
     url: str = "spend.db"
     namespace: str = "default"
     lease_s: float = 900.0
     synchronous: str = "FULL"
+    socket_timeout_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class KeyOptions:
 
     store: str = "keys.db"
     namespace: str = "default"
+    socket_timeout_s: float = 2.0  # Redis only: the longest wait for a key's lookup (then 503)
 
 
 @dataclass(frozen=True)
@@ -289,8 +294,11 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
     server: ServerOptions = _build(ServerOptions, "server", doc.get("server", {}))
     ledger: LedgerOptions = _build(LedgerOptions, "ledger", doc.get("ledger", {}))
     keys: KeyOptions = _build(KeyOptions, "keys", doc.get("keys", {}))
-    ledger = LedgerOptions(_resolve(base, ledger.url), ledger.namespace, ledger.lease_s, ledger.synchronous)
-    keys = KeyOptions(_resolve(base, keys.store), keys.namespace)
+    ledger = dataclasses.replace(ledger, url=_resolve(base, ledger.url))
+    keys = dataclasses.replace(keys, store=_resolve(base, keys.store))
+    for where, timeout in (("ledger", ledger.socket_timeout_s), ("keys", keys.socket_timeout_s)):
+        if not 0 < timeout <= 3600:
+            raise GatewayConfigError(f"{where}.socket_timeout_s must be more than 0 and at most 3600, got {timeout}")
     if not 1 <= server.port <= 65535 or server.workers < 1 or server.max_body_bytes < 1:
         raise GatewayConfigError("server: port must be 1-65535, workers >= 1, max_body_bytes >= 1")
     upstreams: dict[str, Upstream] = {}

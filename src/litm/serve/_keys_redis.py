@@ -5,11 +5,13 @@ The same keys, records and rules as :class:`~litm.serve._keys.KeyStore`: only ``
 compared in constant time; reading never writes. One hash per key (``litm:keys:{NAMESPACE}:key:<id>``) and a
 sorted set of ids by creation time; rotate and revoke are one Lua script each, so a revoked key can never be
 rotated back to life. A server that does not answer is :class:`~litm.errors.VirtualKeyError` (the gateway
-answers 503, fail closed). Requests read their key with one ``HGETALL``.
+answers 503, fail closed). Requests read their key with one ``HGETALL``, through ``redis.asyncio`` in the
+gateway (:meth:`RedisKeyStore.aauthenticate`), so a slow server never holds up a worker's event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import re
@@ -51,12 +53,20 @@ class RedisKeyStore:
             raise VirtualKeyError(f"key store namespace {namespace!r}: use 1-64 of A-Z a-z 0-9 _ . : -")
         self.url, self.namespace = url, namespace
         self._prefix = f"litm:keys:{{{namespace}}}:"
+        # One quick retry (a dropped connection), as the ledger's: a store that does not answer is a 503 after
+        # about twice the timeout, not after redis-py's default of three retries with seconds of backoff.
+        self._timeouts: dict[str, Any] = {
+            "socket_timeout": socket_timeout_s, "socket_connect_timeout": socket_timeout_s,
+            "retry": redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1),
+        }  # fmt: skip
         try:
-            timeouts = {"socket_timeout": socket_timeout_s, "socket_connect_timeout": socket_timeout_s}
-            self._client: Any = redis.Redis.from_url(url, decode_responses=True, **timeouts)
+            self._client: Any = redis.Redis.from_url(url, decode_responses=True, **self._timeouts)
         except ValueError as exc:
             raise VirtualKeyError(f"key store URL cannot be used: {exc}") from None
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        # The event loop's own client (redis.asyncio connections belong to the loop that opened them).
+        self._aclient: Any = None
+        self._aloop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"RedisKeyStore(namespace={self.namespace!r})"  # never the URL: it may carry a password
@@ -143,6 +153,44 @@ class RedisKeyStore:
             return None
         key = self._record(kid, fields)
         return None if key.revoked is not None else key
+
+    async def aauthenticate(self, presented: str | None) -> VirtualKey | None:
+        """:meth:`authenticate` for an event loop: the lookup goes through ``redis.asyncio``, so the loop
+        keeps serving other requests while the server is slow (or until the socket timeout when it is down)."""
+        match = KEY_RE.match(presented or "")
+        if match is None:
+            hmac.compare_digest(DUMMY_DIGEST, DUMMY_DIGEST)
+            return None
+        kid, secret = match.groups()
+        try:
+            fields = await self._async().hgetall(self._key(kid))
+        except self._errors as exc:
+            raise VirtualKeyError(f"key store (Redis, namespace {self.namespace!r}) cannot be read: "
+                                  f"{type(exc).__name__}") from None  # fmt: skip
+        stored = fields.get("hash", DUMMY_DIGEST) if fields else DUMMY_DIGEST
+        if not hmac.compare_digest(stored, digest(kid, secret)) or not fields:
+            return None
+        key = self._record(kid, fields)
+        return None if key.revoked is not None else key
+
+    def _async(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aloop is not loop:
+            import redis.asyncio
+            import redis.asyncio.retry
+            import redis.backoff
+
+            options = {**self._timeouts,
+                       "retry": redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)}
+            self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True, **options)
+            self._aloop = loop
+        return self._aclient
+
+    async def aclose(self) -> None:
+        """Close the event loop's client (the gateway's shutdown); :meth:`close` closes the other."""
+        client, self._aclient, self._aloop = self._aclient, None, None
+        if client is not None:
+            await client.aclose()
 
     def close(self) -> None:
         self._client.close()

@@ -12,12 +12,12 @@ from litm.serve._keys_redis import RedisKeyStore
 
 __all__ = ["AnyKeyStore", "open_key_store"]
 
-#: Either store: the same methods (create, rotate, revoke, get, list, authenticate, close).
+#: Either store: the same methods (create, rotate, revoke, get, list, authenticate, aauthenticate, close, aclose).
 AnyKeyStore = KeyStore | RedisKeyStore
 
 
-def open_key_store(spec: str, *, namespace: str = "default") -> AnyKeyStore:
+def open_key_store(spec: str, *, namespace: str = "default", socket_timeout_s: float = 2.0) -> AnyKeyStore:
     """The key store of ``spec``: a ``redis://`` / ``rediss://`` / ``unix://`` URL, or an SQLite file path."""
     if spec.startswith(("redis://", "rediss://", "unix://")):
-        return RedisKeyStore(spec, namespace=namespace)
+        return RedisKeyStore(spec, namespace=namespace, socket_timeout_s=socket_timeout_s)
     return KeyStore(spec)

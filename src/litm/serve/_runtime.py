@@ -8,6 +8,7 @@ secret refuses to start (:class:`~litm.errors.GatewayConfigError`) instead of re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from litm.budget import max_input_tokens_from
 from litm.errors import GatewayConfigError, LitmError, SpendRequestError
@@ -72,7 +73,14 @@ def input_limit(route: ModelRoute) -> int:
 def open_ledger_of(config: GatewayConfig) -> Ledger:
     """The configured ledger: Redis by URL, or the SQLite file with its ``synchronous`` setting."""
     options = config.ledger
-    if "://" in options.url:  # a redis:// (rediss://, unix://) URL: open_ledger picks the store
+    if "://" in options.url:  # a redis:// (rediss://, unix://) URL, or a mistyped one that open_ledger refuses
+        if options.url.startswith(("redis://", "rediss://", "unix://")):
+            from litm.spend import RedisLedger
+
+            redis_ledger: Any = RedisLedger  # loaded on demand by litm.spend (the optional redis client)
+            ledger: Ledger = redis_ledger(options.url, namespace=options.namespace,
+                                          socket_timeout_s=options.socket_timeout_s)  # fmt: skip
+            return ledger
         return open_ledger(options.url, namespace=options.namespace)
     try:
         return SQLiteLedger(options.url, synchronous=options.synchronous)
@@ -95,7 +103,8 @@ def build_runtime(config: GatewayConfig) -> Runtime:
         secrets = {name: up.api_key() for name, up in config.upstreams.items()}
         admin = config.server.admin_key()
         limits = {name: input_limit(route) for name, route in config.models.items()}
-        keys = open_key_store(config.keys.store, namespace=config.keys.namespace)
+        keys = open_key_store(config.keys.store, namespace=config.keys.namespace,
+                              socket_timeout_s=config.keys.socket_timeout_s)  # fmt: skip
     except BaseException:
         cap.close()
         raise
