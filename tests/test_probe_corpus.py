@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 from litm.probe.layouts import LAYOUTS, Layout
 
 

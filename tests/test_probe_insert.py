@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from litm.probe.corpus import Corpus, Unit, default_corpus
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 from litm.probe.insert import fill_exact, insert_units, text_of
 from litm.probe.layouts import LAYOUTS
 from litm.probe.recipe import rebuild_prompt

@@ -22,7 +22,7 @@ from litm.cli import app
 from litm.eval.results import read_rows
 from litm.models import register_backend, unregister_backend
 from litm.probe import ProbeConfig, get_task, rebuild_prompt, rescore_rows, run_probe, verify_row
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 from litm.probe.nolima import (
     DATA_FILE,
     NolimaChain,

@@ -12,6 +12,7 @@ Quick start:
 """
 
 from litm._version import __version__
+from litm.bench import BenchError
 from litm.budget import compact_history, fit, guard
 from litm.errors import (
     AlreadyRegisteredError,
@@ -49,6 +50,7 @@ from litm.errors import (
     ModelNotFoundError,
     PriceTableError,
     PriceUnknownError,
+    ProbeError,
     PromptError,
     PromptOptionError,
     ReservationError,
@@ -60,6 +62,7 @@ from litm.errors import (
     UngatedRequestError,
     UnknownModelSpecError,
     UnknownStrategyError,
+    UnreadableFileError,
     UnsupportedLanguageError,
     UnsupportedTypeError,
     VirtualKeyError,
@@ -105,6 +108,7 @@ __all__ = [
     "AlreadyRegisteredError",
     "AmbiguousCodeTargetError",
     "AnchorOptions",
+    "BenchError",
     "CodeFileNotFoundError",
     "CodeParseError",
     "CodeTargetNotFoundError",
@@ -145,6 +149,7 @@ __all__ = [
     "PositionProfile",
     "PriceTableError",
     "PriceUnknownError",
+    "ProbeError",
     "ProfileOrder",
     "Prompt",
     "PromptBuilder",
@@ -165,6 +170,7 @@ __all__ = [
     "UngatedRequestError",
     "UnknownModelSpecError",
     "UnknownStrategyError",
+    "UnreadableFileError",
     "UnsupportedLanguageError",
     "UnsupportedTypeError",
     "VirtualKeyError",

@@ -325,3 +325,18 @@ class DataFileError(InputFormatError):
 class CompressionError(LitmError, ValueError):
     """Context compression cannot do what was asked: no documents, a budget below the smallest sentence, no
     tokenizer to hold a token target with, an unreadable score cache."""
+
+
+class UnreadableFileError(InputFormatError):
+    """A file of a text format holds no readable text: binary data, or bytes that are mostly not UTF-8."""
+
+
+class ProbeError(EvalError):
+    """A probe cannot be set up or run: bad grid, unusable corpus, mismatched resume, unknown task or layout.
+
+    Example:
+        >>> raise ProbeError("length 16 is too short for the prompt (overhead 40 tokens)")
+        Traceback (most recent call last):
+        ...
+        litm.errors.ProbeError: length 16 is too short for the prompt (overhead 40 tokens)
+    """

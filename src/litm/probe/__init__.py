@@ -17,13 +17,13 @@ Example:
     1024
 """
 
+from litm.errors import ProbeError
 from litm.eval.results import ResultsLog, read_rows
 from litm.eval.runs import model_mode
 from litm.eval.scoring import MISS_CLASSES, Score, normalize, score_output
 from litm.eval.stats import Cell, fisher_less, fisher_two_sided, wilson
 from litm.probe.analysis import DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
 from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
-from litm.probe.errors import ProbeError
 from litm.probe.estimate import Estimate, estimate
 from litm.probe.export import ProfileDiff, accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
 from litm.probe.grid import ProbeConfig, TrialSpec, parse_depths, parse_lengths, plan

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.eval.stats import Cell, fisher_less, fisher_two_sided, round_p
-from litm.probe.errors import ProbeError
 
 __all__ = ["Cell", "DeadZone", "EdgeCheck", "TaskAnalysis", "analyze", "dead_zone", "effective_length"]
 
@@ -365,7 +365,7 @@ def check_row(row: Mapping[str, Any], number: int) -> None:
     >>> check_row({"task": "needle", "kind": "trial", "hit": True, "depth": 0.5, "layout": "plain"}, 7)
     Traceback (most recent call last):
     ...
-    litm.probe.errors.ProbeError: results row 7: 'length' is missing; expected a length in tokens
+    litm.errors.ProbeError: results row 7: 'length' is missing; expected a length in tokens
     """
     if not isinstance(row, Mapping):
         raise ProbeError(f"results row {number}: expected a JSON object, got {type(row).__name__}")

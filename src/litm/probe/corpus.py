@@ -15,7 +15,7 @@ Example:
     >>> Corpus.from_texts(["Too short. Is dropped."], name="x")
     Traceback (most recent call last):
     ...
-    litm.probe.errors.ProbeError: corpus 'x' has no usable sentences (need whole sentences of 4-80 words)
+    litm.errors.ProbeError: corpus 'x' has no usable sentences (need whole sentences of 4-80 words)
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from litm.errors import InputFormatError
+from litm.errors import InputFormatError, ProbeError
 from litm.eval.datasets import nq_rows
-from litm.probe.errors import ProbeError
 from litm.util.records import parse_json
 from litm.util.sentences import split_sentences as _split
 

@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litm._version import __version__
+from litm.errors import ProbeError
 from litm.eval.stats import Cell, fisher_two_sided, round_p
 from litm.placement.profile import PositionProfile
 from litm.probe.analysis import TaskAnalysis
-from litm.probe.errors import ProbeError
 
 __all__ = ["ProfileDiff", "accuracy_table", "diff_profiles", "to_profile"]
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 
 __all__ = ["MAX_DEPTHS", "ProbeConfig", "TrialSpec", "parse_depths", "parse_lengths", "plan"]
 
@@ -159,7 +159,7 @@ class ProbeConfig:
         >>> ProbeConfig(lengths=(512, 1024, 2048)).check_growth([512, 2048])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        litm.probe.errors.ProbeError: lengths 512, 1024, 2048 do not extend the lengths already run (512, 2048): ...
+        litm.errors.ProbeError: lengths 512, 1024, 2048 do not extend the lengths already run (512, 2048): ...
         >>> ProbeConfig(lengths=(512, 1024, 2048)).check_growth([512, 1024])  # longer lengths may be added
         """
         if self.filler != "nested" or not old_lengths:

@@ -22,8 +22,8 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from litm.errors import ProbeError
 from litm.probe.corpus import Unit
-from litm.probe.errors import ProbeError
 
 __all__ = [
     "BuiltHaystack",

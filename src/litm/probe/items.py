@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.eval.datasets import kv_examples, nq_rows
 from litm.eval.scoring import normalize
 from litm.placement.documents import Doc
 from litm.probe.corpus import Corpus
-from litm.probe.errors import ProbeError
 from litm.probe.layouts import Layout
 from litm.probe.tasks import BuiltPrompt, Task, TaskInstance
 from litm.prompt import render_documents

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 
 __all__ = ["CLOSED_BOOK", "LAYOUTS", "Layout", "get_layout"]
 

@@ -41,7 +41,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, ClassVar
 
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 from litm.probe.tasks import HaystackTask, TaskInstance, invented_word
 from litm.retrieve.deps import require
 
@@ -179,7 +179,7 @@ def parse_items(doc: Mapping[str, Any]) -> tuple[NolimaItem, ...]:
         >>> parse_items({"single": [{"id": "x", "needle": "{name} swims.", "question": "Who?"}]})
         Traceback (most recent call last):
         ...
-        litm.probe.errors.ProbeError: nolima-needles.json: single item 'x': 'literal' must be a non-empty string
+        litm.errors.ProbeError: nolima-needles.json: single item 'x': 'literal' must be a non-empty string
     """
     entries = doc.get("single")
     if not isinstance(entries, list) or not entries:
@@ -215,7 +215,7 @@ def parse_chains(doc: Mapping[str, Any]) -> tuple[NolimaChain, ...]:
         >>> parse_chains({"multi": [{"id": "x", "facts": ["{a} met {b}."], "question": "Who?"}]})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        litm.probe.errors.ProbeError: nolima-needles.json: multi item 'x': 'facts' must be a list of 2-4 ...
+        litm.errors.ProbeError: nolima-needles.json: multi item 'x': 'facts' must be a list of 2-4 ...
     """
     entries = doc.get("multi")
     if not isinstance(entries, list) or not entries:

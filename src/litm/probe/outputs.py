@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.placement.profile import PositionProfile
 from litm.probe.analysis import DEFAULT_ALPHA, DEFAULT_RATIO, TaskAnalysis, analyze
-from litm.probe.errors import ProbeError
 from litm.probe.export import summary, to_profile
 
 __all__ = ["ProbeOutputs", "write_outputs"]

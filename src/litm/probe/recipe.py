@@ -17,8 +17,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.probe.corpus import Corpus, Unit, default_corpus
-from litm.probe.errors import ProbeError
 from litm.probe.insert import text_of
 from litm.probe.items import DocQATask, KVTask
 from litm.probe.layouts import Layout

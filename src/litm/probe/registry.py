@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from litm.probe.errors import ProbeError
+from litm.errors import ProbeError
 from litm.probe.items import DocQATask, KVTask
 from litm.probe.nolima import NolimaLiteralTask, NolimaMultiTask, NolimaTask
 from litm.probe.tasks import ChainTask, MultiNeedleTask, NeedleTask, ParaphraseTask, Task

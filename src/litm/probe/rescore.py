@@ -17,9 +17,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.probe.analysis import check_row
 from litm.probe.corpus import Corpus
-from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig
 from litm.probe.items import ItemTask
 from litm.probe.recipe import rebuild_document

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from litm._version import __version__
+from litm.errors import ProbeError
 from litm.eval.results import ResultsLog, check_run_settings, read_settings
 from litm.eval.runs import model_mode
 from litm.models.base import Completion, Model
 from litm.probe.caching import cache_policy, plan_cache, planning_count
 from litm.probe.corpus import Corpus
 from litm.probe.cost import Bill, Pricer, provider_of, row_usage
-from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig, TrialSpec, plan
 from litm.probe.prepare import Prepared, ProbeContext, prepare
 from litm.probe.rows import PROBE_VERSION, make_row

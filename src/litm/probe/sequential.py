@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from litm.errors import ProbeError
 from litm.eval.stats import Cell, fisher_less, wilson_half_width
 from litm.probe.analysis import DEFAULT_ALPHA, DEFAULT_RATIO, dead_zone, effective_length
-from litm.probe.errors import ProbeError
 from litm.probe.grid import ProbeConfig, TrialSpec
 
 __all__ = ["Counts", "Sequential", "SimulationResult", "StoppingRule", "simulate", "verdicts"]

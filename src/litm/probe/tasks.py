@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from litm.errors import ProbeError
 from litm.probe.corpus import Corpus, Unit
-from litm.probe.errors import ProbeError
 from litm.probe.insert import UnitCoster, build_exact, fill_exact, filler_budget, text_of
 from litm.probe.layouts import CLOSED_BOOK, Layout
 

@@ -31,7 +31,7 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
-from litm.errors import InputFormatError, InvalidDocumentError
+from litm.errors import InputFormatError, InvalidDocumentError, UnreadableFileError
 from litm.placement.documents import to_doc
 from litm.retrieve.deps import PDF_INSTALL, require
 
@@ -53,10 +53,6 @@ MAX_CONTROL = 0.02
 # C0 and C1 control characters that no text file needs; tab, newlines, form feed and ESC (colour codes in
 # logs) are allowed.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
-
-
-class UnreadableFileError(InputFormatError):
-    """A file of a text format holds no readable text: binary data, or bytes that are mostly not UTF-8."""
 
 
 def not_text(data: bytes) -> str | None:
