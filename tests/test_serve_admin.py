@@ -79,6 +79,8 @@ def test_admin_api_manages_keys_and_limits(tmp_path: Path, upstream: tuple[Stand
         ("POST", "/admin/keys/000000000000/revoke", None, 404, "no key with id"),
         ("PUT", "/admin/limits", {"scope": "bad scope", "limit": "1"}, 400, "bad scope name"),
         ("PUT", "/admin/limits", {"scope": "org:a", "limit": "-1"}, 400, "limit"),
+        ("POST", "/admin/keys", {"name": "x" * 5_000_000, "limit": "1"}, 413, "over the gateway's limit"),
+        ("POST", "/admin/keys", b"[" * 100_000 + b"]" * 100_000, 400, "not valid JSON"),  # nested too deep
     ],
 )
 def test_admin_api_refuses_bad_input(tmp_path: Path, upstream: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch,
@@ -86,7 +88,8 @@ def test_admin_api_refuses_bad_input(tmp_path: Path, upstream: tuple[StandIn, st
                                      match: str) -> None:  # fmt: skip
     monkeypatch.setenv("TEST_GATEWAY_ADMIN", ADMIN)
     with ThreadedServer(create_app(_config(tmp_path, upstream[1]))) as gw:
-        got = httpx.request(method, gw.url + path, json=body, headers={"authorization": f"Bearer {ADMIN}"})
+        raw = {"content": body} if isinstance(body, bytes) else {"json": body}
+        got = httpx.request(method, gw.url + path, **raw, headers={"authorization": f"Bearer {ADMIN}"})
     assert got.status_code == status and match in got.json()["error"]["message"]
 
 

@@ -58,6 +58,9 @@ def test_every_option_is_also_an_environment_variable() -> None:
         ({"sever": {}}, {}, "unknown section"),
         ({"server": {"port": "80"}}, {}, "server.port: expected an integer"),
         ({"server": {"port": 0}}, {}, "port must be 1-65535"),
+        ({"server": {"graceful_timeout_s": -1}}, {}, "graceful_timeout_s must be"),
+        ({"ledger": {"socket_timeout_s": 0}}, {}, "ledger.socket_timeout_s must be"),
+        ({}, {"LITM_SERVE__KEYS__SOCKET_TIMEOUT_S": "-2"}, "keys.socket_timeout_s must be"),
         ({}, {"LITM_SERVE__SERVER__PORT": "eighty"}, "expected an integer"),
         ({}, {"LITM_SERVE__SERVER__ACCESS_LOG": "maybe"}, "expected true or false"),
         ({}, {"LITM_SERVE__PORT": "1"}, "expected LITM_SERVE__SECTION__OPTION"),
@@ -144,7 +147,7 @@ def test_litm_serve_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
 def test_max_input_tokens_from_a_probe_profile(tmp_path: Path) -> None:
     import httpx
 
-    from litm.placement.profile import PositionProfile
+    from litm.placement._profile import PositionProfile
     from litm.serve import create_app, create_key
     from serve_support import StandIn, ThreadedServer
 

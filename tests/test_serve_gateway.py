@@ -119,6 +119,14 @@ price = {{ input = "0", output = "1000" }}
 [models.fail-400]
 upstream = "keyed"
 price = {{ input = "0", output = "1000" }}
+
+[models.fail-403]
+upstream = "ant"
+price = {{ input = "0", output = "1000" }}
+
+[models.fail-422]
+upstream = "ant"
+price = {{ input = "0", output = "1000" }}
 """
 
 
@@ -345,6 +353,20 @@ def test_the_provider_secret_never_comes_back_in_an_upstream_error(gw: Env) -> N
         gw.openai().chat.completions.create(model="fail-400", max_tokens=10, messages=msgs)  # type: ignore[arg-type]
     assert OPENAI_SECRET not in echoed.value.response.text and "[redacted]" in echoed.value.response.text
     assert OPENAI_SECRET in json.dumps(gw.standin.seen[-1].headers)  # it was sent upstream, as it must be
+
+
+def test_count_tokens_never_returns_the_provider_secret_either(gw: Env) -> None:
+    """count_tokens is forwarded without a hold, but an upstream error is answered by the same rule."""
+    auth = {"x-api-key": gw.keys["main"], "anthropic-version": "2023-06-01"}
+    msgs = [{"role": "user", "content": "hello"}]
+    denied = httpx.post(gw.url + "/v1/messages/count_tokens", json={"model": "fail-403", "messages": msgs},
+                        headers=auth)  # fmt: skip
+    assert denied.status_code == 502 and denied.json()["error"]["code"] == "upstream_refused_credentials"
+    assert ANTHROPIC_SECRET not in denied.text and denied.json()["type"] == "error"
+    echoed = httpx.post(gw.url + "/v1/messages/count_tokens", json={"model": "fail-422", "messages": msgs},
+                        headers=auth)  # fmt: skip
+    assert echoed.status_code == 422 and ANTHROPIC_SECRET not in echoed.text and "[redacted]" in echoed.text
+    assert ANTHROPIC_SECRET in json.dumps(gw.standin.seen[-1].headers)  # it was sent upstream, as it must be
 
 
 def test_curl_is_a_client_too(gw: Env) -> None:

@@ -25,7 +25,7 @@ from litm.serve._admin import create_key, list_keys, revoke_key, rotate_key
 from litm.serve._keys import VirtualKey
 from litm.serve._metrics import content_type
 from litm.serve._runtime import Runtime
-from litm.serve._shapes import Refusal, error_body
+from litm.serve._shapes import Refusal, error_body, read_body
 from litm.spend import parse_usd
 from litm.spend.scopes import check_scope, check_window
 
@@ -65,9 +65,11 @@ def _admin(handler: Callable[[Request, Runtime], Awaitable[Response]]) -> Callab
 
 
 async def _json(request: Request) -> dict[str, Any]:
+    rt: Runtime = request.app.state.runtime
+    raw = await read_body(request, rt.config.server.max_body_bytes)  # the admin API has the same size limit
     try:
-        body = json.loads(await request.body())
-    except ValueError:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
         raise Refusal(400, "invalid_json", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise Refusal(400, "invalid_json", "the request body must be a JSON object")

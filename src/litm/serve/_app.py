@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from litm._version import __version__
-from litm.budget.guard.metering import StreamUsage
+from litm.budget._guard.metering import StreamUsage
 from litm.errors import LedgerUnavailableError, LitmError
 from litm.serve._adminapi import admin_routes
 from litm.serve._admit import Admitted, HoldInDoubt, admit, authenticate
@@ -44,7 +44,7 @@ from litm.serve._log import access, setup_logging
 from litm.serve._metrics import Metrics
 from litm.serve._recover import release_when_answering
 from litm.serve._runtime import Runtime, build_runtime
-from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body
+from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body, read_body
 from litm.serve._stream import relay
 
 __all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
@@ -84,17 +84,6 @@ def _refused(family: Family, refusal: Refusal, request_id: str, request: Request
     return JSONResponse(error_body(family, refusal), status_code=refusal.status, headers={"x-request-id": request_id})
 
 
-async def _body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _upstream_headers(request: Request, upstream: Upstream, secret: str, request_id: str,
@@ -169,20 +158,8 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         content = await resp.aread()
         await resp.aclose()
         await adm.step.afailed(adm.call, UpstreamStatus(resp.status_code))
-        headers = _spend_headers(adm, None)
         _log_call(request, adm, resp.status_code, "upstream_error")
-        if resp.status_code in (401, 403) or resp.status_code < 400:
-            # The provider refused the gateway's own credentials (its message may quote part of the secret),
-            # or redirected: neither is the client's to see or follow.
-            code = "upstream_redirect" if resp.status_code < 400 else "upstream_refused_credentials"
-            why = f"upstream {upstream.name!r} answered HTTP {resp.status_code}; the operator must check its config"
-            return JSONResponse(error_body(API_FAMILY[adm.api], Refusal(502, code, why)), status_code=502,
-                                headers=headers)  # fmt: skip
-        secret = rt.secrets[upstream.name]
-        if secret:  # a provider that echoes the credential it was sent must not hand it to the client
-            content = content.replace(secret.encode(), b"[redacted]")
-        return Response(content, status_code=resp.status_code,
-                        media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
+        return _upstream_error(rt, upstream, API_FAMILY[adm.api], resp, content, _spend_headers(adm, None))
     if adm.stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
         return _streamed(request, adm, resp)
     try:
@@ -198,6 +175,22 @@ async def _forward(request: Request, adm: Admitted) -> Response:
     headers = _spend_headers(adm, left)
     _log_call(request, adm, resp.status_code, "ok")
     return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
+
+
+def _upstream_error(rt: Runtime, upstream: Upstream, family: Family, resp: httpx.Response, content: bytes,
+                    headers: dict[str, str]) -> Response:  # fmt: skip
+    """The client's answer to an upstream error status: never the provider's secret, nor a redirect."""
+    if resp.status_code in (401, 403) or resp.status_code < 400:
+        # The provider refused the gateway's own credentials (its message may quote part of the secret),
+        # or redirected: neither is the client's to see or follow.
+        code = "upstream_redirect" if resp.status_code < 400 else "upstream_refused_credentials"
+        why = f"upstream {upstream.name!r} answered HTTP {resp.status_code}; the operator must check its config"
+        return JSONResponse(error_body(family, Refusal(502, code, why)), status_code=502, headers=headers)
+    secret = rt.secrets[upstream.name]
+    if secret:  # a provider that echoes the credential it was sent must not hand it to the client
+        content = content.replace(secret.encode(), b"[redacted]")
+    return Response(content, status_code=resp.status_code,
+                    media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
 
 
 def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> StreamingResponse:
@@ -246,7 +239,7 @@ async def _gateway(request: Request, api: str) -> Response:
     adm: Admitted | None = None
     try:
         key = await authenticate(rt, request.headers)
-        raw = await _body(request, rt.config.server.max_body_bytes)
+        raw = await read_body(request, rt.config.server.max_body_bytes)
         adm = await admit(rt, api, key, raw, request_id)
         return await _forward(request, adm)
     except Refusal as refusal:
@@ -285,7 +278,7 @@ async def count_tokens(request: Request) -> Response:
     key = None
     try:
         key = await authenticate(rt, request.headers)
-        raw = await _body(request, rt.config.server.max_body_bytes)
+        raw = await read_body(request, rt.config.server.max_body_bytes)
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
@@ -307,6 +300,8 @@ async def count_tokens(request: Request) -> Response:
             raise Refusal(502, "upstream_unreachable", f"upstream {upstream.name!r}: {type(exc).__name__}") from None
         access(request_id=request_id, method="POST", path=request.url.path, status=resp.status_code,
                key_id=key.id, model=route.name, ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
+        if resp.status_code >= 300:
+            return _upstream_error(rt, upstream, "anthropic", resp, resp.content, {"x-request-id": request_id})
         return Response(resp.content, status_code=resp.status_code, media_type="application/json",
                         headers={"x-request-id": request_id})  # fmt: skip
     except Refusal as refusal:

@@ -301,6 +301,9 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
             raise GatewayConfigError(f"{where}.socket_timeout_s must be more than 0 and at most 3600, got {timeout}")
     if not 1 <= server.port <= 65535 or server.workers < 1 or server.max_body_bytes < 1:
         raise GatewayConfigError("server: port must be 1-65535, workers >= 1, max_body_bytes >= 1")
+    if not 0 <= server.graceful_timeout_s <= 86400:
+        grace = server.graceful_timeout_s
+        raise GatewayConfigError(f"server.graceful_timeout_s must be 0 to 86400 seconds, got {grace}")
     upstreams: dict[str, Upstream] = {}
     for name, body in _table(doc, "upstreams").items():
         up: Upstream = _build(Upstream, f"upstreams.{name}", body, name=name)

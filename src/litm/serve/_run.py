@@ -9,6 +9,7 @@ which settle as they end.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -46,7 +47,7 @@ def serve(config_path: str | Path | None, *, host: str | None = None, port: int 
         uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port,
                     workers=s.workers, log_level=s.log_level, access_log=False,
                     log_config=uvicorn_log_config(s.log_level),
-                    timeout_graceful_shutdown=int(s.graceful_timeout_s), server_header=False)  # fmt: skip
+                    timeout_graceful_shutdown=math.ceil(s.graceful_timeout_s), server_header=False)  # fmt: skip
     finally:
         if made:
             shutil.rmtree(made, ignore_errors=True)

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["API_FAMILY", "Refusal", "error_body", "models_body", "output_field"]
+from starlette.requests import Request
+
+__all__ = ["API_FAMILY", "Refusal", "error_body", "models_body", "output_field", "read_body"]
 
 Family = Literal["openai", "anthropic"]
 
@@ -84,3 +86,17 @@ def output_field(api: str, upstream_kind: str) -> str:
     if api == "openai-chat" and upstream_kind == "openai":
         return "max_completion_tokens"  # the o-series refuses max_tokens
     return "max_tokens"
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, or a 413 refusal as soon as it passes ``limit`` bytes (declared or read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Refusal(413, "request_too_large", f"request body over the gateway's limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
