@@ -28,6 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("litm.compress",),
     ("litm.budget",),
     ("litm.code", "litm.eval", "litm.rag", "litm.serve"),
+    # Permutation self-consistency calls models through the prompt builder and votes with litm.eval's
+    # normalisation; the benchmark's psc arm and the CLI use it.
+    ("litm.consistency",),
     ("litm.probe", "litm.bench"),
     ("litm.integrations",),
     # The Haystack shim (the path Pipeline.load imports components from) sits beside the CLI.
