@@ -16,6 +16,7 @@ from typing import Any
 
 from litm.bench.compression import COMPRESS_ARMS
 from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
+from litm.consistency import MAX_CALLS
 from litm.errors import EvalError
 from litm.models.base import Model
 from litm.models.logprobs import supports_logprobs
@@ -70,6 +71,13 @@ class BenchConfig:
     #: rows come from ``baseline``, a committed run of the same questions on the same model.
     compress_only: bool = False
     baseline: str | None = None
+    #: The ``psc`` arm (:mod:`litm.bench.consistency`): permutation self-consistency with this many calls per
+    #: prompt (0: off), at each of ``psc_slots`` (empty: 1, the middle and k) or, multi-gold, ``psc_designs``.
+    psc_calls: int = 0
+    psc_slots: tuple[int, ...] = ()
+    psc_designs: tuple[str, ...] = ("middle",)
+    #: Run only the psc arm; the plain rows it is paired with come from ``baseline``.
+    psc_only: bool = False
 
     def __post_init__(self) -> None:
         if self.questions < 1:
@@ -102,6 +110,14 @@ class BenchConfig:
             raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
         if self.compress_only and not self.compress_arms:
             raise BenchError("compress_only needs compression arms (--compress drop,embed,...)")
+        calls = self.psc_calls
+        if isinstance(calls, bool) or not isinstance(calls, int) or not 0 <= calls <= MAX_CALLS:
+            raise BenchError(f"psc_calls must be an integer from 0 (off) to {MAX_CALLS}, got {self.psc_calls!r}")
+        bad = [d for d in self.psc_designs if d not in GOLD_DESIGNS]
+        if bad:
+            raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
+        if self.psc_only and not self.psc_calls:
+            raise BenchError("psc_only needs psc calls (--psc-calls 5)")
 
     def resolved_likelihood(self, model: Model) -> bool:
         """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""
@@ -132,4 +148,6 @@ class BenchConfig:
         if self.compress_arms:
             # The lm scorer's model shapes the compressed prompts (runs without compression never record it).
             out["compress_model"] = self.compress_model
+        if self.psc_calls:
+            out["psc_calls"] = self.psc_calls
         return out

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from litm.bench.compression import Compressors, compress_jobs, compress_keys
 from litm.bench.config import BENCH_VERSION, BenchConfig, BenchError
+from litm.bench.consistency import psc_stage
 from litm.bench.data import QAItem
 from litm.bench.design import fold_of
 from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
@@ -243,10 +244,16 @@ def run_bench(
                 )
                 run.reused += 1
 
-        if not config.compress_only:
+        if not (config.compress_only or config.psc_only):
             go("slots+controls", list(stage1_jobs(items, config, profile)))
             go("direct", list(stage2_jobs(items, config, log.rows)))
         if config.compress_arms:
             _compress_stage(model, config, items, out, log, go, bar)
+        if config.psc_calls:
+
+            def psc_row(job: Job, done: Completion) -> dict[str, Any]:
+                return _row(job, folds[job.item.qid], done, model, mode, chat, _sha(job.prompt))
+
+            run.answered += psc_stage(model, config, items, log, chat=chat, row=psc_row, bar=bar)
     run.rows = log.rows
     return run

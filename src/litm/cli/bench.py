@@ -4,6 +4,7 @@ litm bench --model local --k 10 --questions 100 --out litm-out/bench
 litm bench --model local:qwen2.5-coder-1.5b --data hotpotqa --arms default,bracket --out litm-out/bench-hotpotqa
 litm bench --data my-questions.jsonl --retriever hybrid --out litm-out/bench-mine
 litm bench --model local:smollm2 --questions 20 --direct 10 --ablation 10 --out litm-out/bench-smol --resume
+litm bench --model local:qwen2.5-coder-0.5b --k 20 --psc-calls 5 --psc-only --baseline RUN --out litm-out/bench-psc
 """
 
 from __future__ import annotations
@@ -110,10 +111,19 @@ def bench_cmd(
     baseline: Path | None = typer.Option(
         None, "--baseline", help="A committed uncompressed run of the same questions and model to pair with."
     ),
+    psc_calls: int = typer.Option(
+        0, "--psc-calls", min=0, help="The psc arm: permutation self-consistency with this many calls (0: off)."
+    ),
+    psc_slots: list[str] = typer.Option([], "--psc-slots", help="Gold slots of the psc arm (default 1,mid,k)."),
+    psc_designs: list[str] = typer.Option(["middle"], "--psc-designs", help="Gold-set designs of the psc arm."),
+    psc_only: bool = typer.Option(
+        False, "--psc-only", help="Only the psc arm; the plain rows it is paired with come from --baseline."
+    ),
 ) -> None:
     """Benchmark placement strategies and anchors on multi-document QA; write results and a report."""
     from litm.bench.compression_summary import write_compression_outputs
     from litm.bench.config import BenchConfig, BenchError
+    from litm.bench.consistency import write_psc_outputs
     from litm.bench.design import NQ_ARMS, STRATEGIES
     from litm.bench.goldsets import GOLDSET_STRATEGIES
     from litm.bench.outputs import write_outputs
@@ -151,6 +161,10 @@ def bench_cmd(
         compress_model=compress_model,
         compress_only=compress_only,
         baseline=str(baseline) if baseline is not None else None,
+        psc_calls=psc_calls,
+        psc_slots=_ints(psc_slots),
+        psc_designs=_split(psc_designs),
+        psc_only=psc_only,
     )
     if baseline is not None and not (baseline / "bench.jsonl").is_file():
         raise BenchError(f"--baseline {baseline} holds no bench.jsonl")
@@ -170,7 +184,9 @@ def bench_cmd(
     if config.compress_arms:
         written = write_compression_outputs(out, run.rows, run.settings)
         typer.echo(f"compression summary: {written}")
-    if config.compress_only:
+    if config.psc_calls:
+        typer.echo(f"psc summary: {write_psc_outputs(out, run.rows, run.settings)}")
+    if config.compress_only or config.psc_only:
         return
     result = write_outputs(out, run.rows, run.settings, plots=plots)
     for kk, s in result.summary["by_k"].items():
