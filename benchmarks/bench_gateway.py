@@ -1,41 +1,165 @@
-"""Gateway benchmark: what ``litm serve`` adds to a call, how many calls a second it passes, its memory, and how many
-requests over budget reach the upstream (must be 0).
+"""Gateway benchmark (issue 42): ``litm serve`` under load with faults, its added latency, and its peers side by side.
 
-Parts, all on loopback: a stand-in upstream (this file with ``--stand-in PORT``: uvicorn answering OpenAI Chat
-Completions with usage after ``--upstream-latency-ms``, counting what it receives per model), and ``litm serve``
-as a child process with ``--workers`` workers on an SQLite ledger (or ``--ledger redis://...``). Phases:
+Everything runs on loopback. The upstream is a stand-in (this file with ``--stand-in``: uvicorn on asyncio, a
+listen backlog of 4096, TCP_NODELAY, as asyncio sets it on every TCP socket) answering OpenAI Chat Completions,
+OpenAI Responses and Anthropic Messages, plain and streamed, with usage, after ``--upstream-latency-ms``. It
+bills every request at its worst case (the whole output limit) and keeps that bill per budget scope: a request
+whose bill would pass a scope's limit is counted as **over budget at the upstream** (it must never happen: the
+gateway reserved it first). The client tells it whose request it is in the body's ``user`` /
+``metadata.user_id`` field (the gateway forwards the body, never the client's key).
 
-* latency: ``--requests`` sequential non-streaming requests with a ~1k-token prompt, direct to the stand-in and
-  through the gateway, interleaved in rounds of 50 (load that comes and goes lands on both alike); the added
-  latency is the gateway's percentile minus the direct one;
-* throughput: the same requests at ``--concurrency`` concurrent clients, direct and through the gateway;
-* cap: 50 concurrent requests on a key whose limit holds exactly 5 worst cases: the stand-in counts how many it
-  received (5 may, more is overspend) and the ledger must show settled <= limit;
-* memory: the resident set of the gateway's processes (parent and workers) at the end.
+``--mode faults`` (the default): one redis-server (AOF on) holds the ledger and the keys of 2 ``litm serve``
+instances x 2 workers. ``--clients`` concurrent clients send ``--requests`` requests of random sizes (prompt
+length, output limit, the three request shapes, 30 % streamed, half of the streams dropped by the client
+mid-way) on 8 keys under 2 teams under one org, every scope with a limit. A quarter of the way in one worker is
+SIGKILLed, half-way Redis is shut down (its data saved) and started again. Checked:
 
-LiteLLM proxy and TensorZero side by side, 2 gateway instances sharing Redis, aborted streams, a worker SIGKILLed
-and Redis restarted mid-run (issue 42) are not in this version. Run it alone on the machine; for a smoke run::
+* a monitor reads every scope's counters all along: settled + held <= limit at every read;
+* the stand-in's count of requests over budget is 0 and its bill per scope is within the limit;
+* every request got an answer (200) or a typed refusal (a status with the error ``code`` in the provider's
+  shape), except requests in flight on the killed worker at the moment it died;
+* after the leases expire and a sweep, nothing is held and the ledger's log sums to its counters (verify).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_gateway.py --requests 100 --concurrency 8 --out /tmp/bg
+``--mode latency``: the added latency over a direct call (p50 / p99; non-streaming, a ~1k-token prompt),
+sequentially (direct and gateway interleaved in rounds of 50) and at ``--concurrency`` clients (per-request
+latency and requests per second), with the SQLite ledger (``synchronous`` NORMAL and FULL) and with Redis, one
+gateway of ``--workers`` workers each; ``--profile`` also writes a cProfile of one in-process gateway under
+load. ``--peers litellm,tensorzero`` adds LiteLLM proxy and TensorZero's embedded gateway on the same load
+(their Python from ``--peers-python``; never LiteLLM 1.82.7 or 1.82.8).
+
+Results: ``results.json`` and ``results.md`` in ``--out``. This machine is shared: run it alone for numbers::
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_gateway.py --mode faults --out docs/results/gateway-faults
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_gateway.py --mode latency --requests 2000 --concurrency 100 \
+        --out docs/results/gateway-latency
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import cProfile
 import json
 import os
 import platform
+import pstats
+import random
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 PROMPT = " ".join(["lost in the middle"] * 250)  # about 1,000 tokens
+WORDS = ("budget", "ledger", "gateway", "context", "token", "stream", "window", "scope", "answer", "model")
+OUTPUT_PRICE = 1000  # $ per million output tokens (input free): a request's worst case is max_tokens x 1000 micros
+
+
+# -- the stand-in upstream -------------------------------------------------------------------------------------
+
+
+def stand_in(port: int, latency_ms: float, chains_file: str) -> None:
+    """The upstream double (a process of its own). ``chains_file``: JSON ``{"chains": {user: [scope, ...]},
+    "limits": {scope: micros}}`` for the over-budget tally; ``GET /stats`` reports it."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    book = json.loads(Path(chains_file).read_text()) if chains_file else {"chains": {}, "limits": {}}
+    chains: dict[str, list[str]] = book["chains"]
+    limits: dict[str, int] = {k: int(v) for k, v in book["limits"].items()}
+    stats: dict[str, Any] = {"received": 0, "over_budget": 0, "by_model": {}, "bill": {s: 0 for s in limits}}
+
+    def charge(user: str, cost: int) -> None:
+        scopes = chains.get(user, [])
+        if any(stats["bill"][s] + cost > limits[s] for s in scopes):
+            stats["over_budget"] += 1
+        for s in scopes:
+            stats["bill"][s] += cost
+
+    def sse(data: Any, event: str | None = None) -> bytes:
+        return (f"event: {event}\n" if event else "").encode() + b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    async def handle(request: Request) -> Response:
+        body = json.loads(await request.body())
+        model, path = str(body.get("model")), request.url.path
+        stats["received"] += 1
+        stats["by_model"][model] = stats["by_model"].get(model, 0) + 1
+        out = int(body.get("max_completion_tokens") or body.get("max_tokens") or body.get("max_output_tokens") or 16)
+        user = str(body.get("user") or (body.get("metadata") or {}).get("user_id") or "")
+        charge(user, out * OUTPUT_PRICE)  # billed at the worst case, whatever happens next
+        if latency_ms:
+            await asyncio.sleep(latency_ms / 1000)
+        if body.get("stream"):
+            return StreamingResponse(events(path, model, out, body), media_type="text/event-stream")
+        if path.endswith("/chat/completions"):
+            return JSONResponse({"id": "c", "object": "chat.completion", "created": 0, "model": model,
+                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                              "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": 10, "completion_tokens": out,
+                                           "total_tokens": 10 + out}})  # fmt: skip
+        if path.endswith("/responses"):
+            return JSONResponse({"id": "r", "object": "response", "created_at": 0, "model": model,
+                                 "status": "completed", "output": [{"type": "message", "id": "m", "role": "assistant",
+                                 "status": "completed", "content": [{"type": "output_text", "text": "ok",
+                                                                     "annotations": []}]}],
+                                 "usage": {"input_tokens": 10, "output_tokens": out,
+                                           "total_tokens": 10 + out}})  # fmt: skip
+        return JSONResponse({"id": "m", "type": "message", "role": "assistant", "model": model,
+                             "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": out}})  # fmt: skip
+
+    async def events(path: str, model: str, out: int, body: dict[str, Any]) -> Any:
+        if path.endswith("/chat/completions"):
+            for text in ("o", "k", "!"):
+                yield sse({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                           "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})  # fmt: skip
+                await asyncio.sleep(0.005)
+            if (body.get("stream_options") or {}).get("include_usage"):
+                usage = {"prompt_tokens": 10, "completion_tokens": out, "total_tokens": 10 + out}
+                yield sse({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
+                           "usage": usage})  # fmt: skip
+            yield b"data: [DONE]\n\n"
+        elif path.endswith("/responses"):
+            base = {"id": "r", "object": "response", "created_at": 0, "model": model, "output": []}
+            yield sse({"type": "response.created", "response": {**base, "status": "in_progress"}}, "response.created")
+            for text in ("o", "k"):
+                yield sse({"type": "response.output_text.delta", "delta": text}, "response.output_text.delta")
+                await asyncio.sleep(0.005)
+            usage = {"input_tokens": 10, "output_tokens": out, "total_tokens": 10 + out}
+            yield sse({"type": "response.completed", "response": {**base, "status": "completed", "usage": usage}},
+                      "response.completed")  # fmt: skip
+        else:
+            yield sse({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                       "model": model, "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}},
+                      "message_start")  # fmt: skip
+            for text in ("o", "k"):
+                yield sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+                          "content_block_delta")  # fmt: skip
+                await asyncio.sleep(0.005)
+            yield sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": out}},
+                      "message_delta")  # fmt: skip
+            yield sse({"type": "message_stop"}, "message_stop")
+
+    async def get_stats(request: Request) -> JSONResponse:
+        return JSONResponse(stats)
+
+    routes = [Route("/stats", get_stats), Route("/{path:path}", handle, methods=["POST"])]
+    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning", access_log=False,
+                backlog=4096)  # fmt: skip
+
+
+# -- parts ---------------------------------------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -44,58 +168,88 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def stand_in(port: int, latency_ms: float) -> None:
-    """The upstream double: OpenAI Chat Completions with usage; ``GET /stats`` says what it received."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    received: dict[str, int] = {}
-
-    async def chat(request: Request) -> JSONResponse:
-        body = json.loads(await request.body())
-        model = str(body.get("model"))
-        received[model] = received.get(model, 0) + 1
-        if latency_ms:
-            await asyncio.sleep(latency_ms / 1000)
-        out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
-        return JSONResponse({"id": "c", "object": "chat.completion", "created": 0, "model": model,
-                             "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
-                                          "finish_reason": "stop"}],
-                             "usage": {"prompt_tokens": 1000, "completion_tokens": out,
-                                       "total_tokens": 1000 + out}})  # fmt: skip
-
-    async def stats(request: Request) -> JSONResponse:
-        return JSONResponse(received)
-
-    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/stats", stats)])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, backlog=4096)
-
-
-def _wait(url: str, proc: subprocess.Popen[bytes], what: str) -> None:
+def _wait_http(url: str, proc: subprocess.Popen[bytes] | None, what: str, timeout_s: float = 90) -> None:
     import httpx
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             raise SystemExit(f"{what} exited with {proc.returncode}")
         try:
-            if httpx.get(url, timeout=1).status_code < 500:
+            if httpx.get(url, timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
-            time.sleep(0.1)
-    raise SystemExit(f"{what} did not start")
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"{what} did not start in {timeout_s:.0f} s")
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Redis:
+    """A redis-server of the benchmark's own (AOF on, so a restart keeps the ledger)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port, self.workdir = free_port(), workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("redis-server is not installed (scripts/ensure-redis.sh)")
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
+                                      str(self.workdir), "--appendonly", "yes", "--appendfsync", "everysec",
+                                      "--save", "", "--maxmemory-policy", "noeviction"],
+                                     stdout=(self.workdir / "redis.log").open("ab"),
+                                     stderr=subprocess.STDOUT)  # fmt: skip
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("redis-server did not start")
+
+    def shutdown(self) -> None:
+        """A clean stop that keeps the data (the AOF is flushed), as an operator's restart would."""
+        import redis
+
+        with contextlib.suppress(redis.ConnectionError):
+            redis.Redis(port=self.port).shutdown()
+        if self.proc is not None:
+            self.proc.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            _stop(self.proc)
+
+
+def _workers(pid: int) -> list[int]:
+    """The uvicorn worker processes under supervisor ``pid``."""
+    try:
+        kids = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
+    except OSError:
+        return []
 
 
 def _rss_kib(pid: int) -> int:
-    """Resident memory of ``pid`` and its children, in KiB (Linux /proc)."""
+    """Resident memory of ``pid`` and its descendants, in KiB (Linux /proc)."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
@@ -108,125 +262,639 @@ def _rss_kib(pid: int) -> int:
     return total
 
 
-async def _concurrent(
-    url: str, headers: dict[str, str], body: dict[str, Any], n: int, conc: int
-) -> tuple[float, list[int]]:
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def _gateway_config(path: Path, *, up_port: int, ledger: str, keys: str, namespace: str, lease_s: float,
+                    workers: int, synchronous: str = "FULL") -> None:  # fmt: skip
+    path.write_text(
+        f'[server]\nworkers = {workers}\nlog_level = "warning"\naccess_log = false\n'
+        f'[ledger]\nurl = "{ledger}"\nnamespace = "{namespace}"\nlease_s = {lease_s}\nsynchronous = "{synchronous}"\n'
+        f'socket_timeout_s = 1.0\n[keys]\nstore = "{keys}"\nnamespace = "{namespace}"\nsocket_timeout_s = 1.0\n'
+        f'[upstreams.local]\nkind = "openai-compatible"\nbase_url = "http://127.0.0.1:{up_port}/v1"\n'
+        f'[upstreams.ant]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:{up_port}"\n'
+        '[models.bench-oai]\nupstream = "local"\nmax_input_tokens = 8000\n'
+        f'price = {{ input = "0", output = "{OUTPUT_PRICE}" }}\n'
+        '[models.bench-claude]\nupstream = "ant"\nmax_input_tokens = 8000\n'
+        f'price = {{ input = "0", output = "{OUTPUT_PRICE}" }}\n'
+        '[models.bench-model]\nupstream = "local"\nmax_input_tokens = 8000\n'
+        'price = { input = "0.15", output = "0.60" }\n',
+        encoding="utf-8",
+    )  # fmt: skip
+
+
+def _serve(config: Path, port: int, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "litm", "serve", "--config", str(config), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=log.open("wb"),
+                            env={**os.environ, **(env or {})})  # fmt: skip
+
+
+# -- faults -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    instance: int
+    started: float
+    ended: float
+    status: int | None = None
+    code: str | None = None
+    aborted: bool = False
+    error: str | None = None
+
+
+@dataclass
+class Monitor:
+    """Reads every scope's counters until stopped; records the worst settled + held - limit per scope."""
+
+    url: str
+    namespace: str
+    scopes: list[str]
+    interval_s: float = 0.02
+    reads: int = 0
+    unavailable: int = 0
+    worst: dict[str, int] = field(default_factory=dict)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        from litm.errors import LedgerUnavailableError
+        from litm.spend import RedisLedger
+
+        ledger = RedisLedger(self.url, namespace=self.namespace, socket_timeout_s=0.5)
+        try:
+            while not self.stop.is_set():
+                try:
+                    rows = ledger.status(self.scopes)
+                except LedgerUnavailableError:
+                    self.unavailable += 1
+                    time.sleep(0.05)
+                    continue
+                self.reads += 1
+                for row in rows:
+                    over = row.settled + row.held - row.limit
+                    self.worst[row.scope] = max(self.worst.get(row.scope, over), over)
+                    if over > 0 and len(self.violations) < 20:
+                        self.violations.append({"scope": row.scope, "settled": row.settled, "held": row.held,
+                                                "limit": row.limit})  # fmt: skip
+                time.sleep(self.interval_s)
+        finally:
+            ledger.close()
+
+
+def _request(rng: random.Random, user: str) -> tuple[str, dict[str, Any], str]:
+    """A random request: (path, body, model) of one of the three shapes, prompt of 5-1,500 words."""
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.choice((5, 50, 300, 1500))))
+    limit = rng.randint(1, 60)
+    shape = rng.choice(("chat", "chat", "responses", "messages"))
+    if shape == "chat":
+        return "/v1/chat/completions", {"model": "bench-oai", "max_tokens": limit, "user": user,
+                                        "messages": [{"role": "user", "content": words}]}, "bench-oai"  # fmt: skip
+    if shape == "responses":
+        return "/v1/responses", {"model": "bench-oai", "max_output_tokens": limit, "user": user,
+                                 "input": words}, "bench-oai"  # fmt: skip
+    return "/v1/messages", {"model": "bench-claude", "max_tokens": limit, "metadata": {"user_id": user},
+                            "messages": [{"role": "user", "content": words}]}, "bench-claude"  # fmt: skip
+
+
+async def _load(urls: list[str], keys: list[tuple[str, str]], args: argparse.Namespace, faults: dict[str, Any],
+                kill: Any, restart: Any) -> list[Outcome]:  # fmt: skip
     import httpx
 
-    statuses: list[int] = []
+    rng = random.Random(args.seed)
+    sem = asyncio.Semaphore(args.clients)
+    outcomes: list[Outcome] = []
+
+    async def one(i: int, client: httpx.AsyncClient) -> None:
+        plain, user = keys[rng.randrange(len(keys))]
+        path, body, _ = _request(rng, user)
+        stream, drop = rng.random() < 0.3, rng.random() < 0.5
+        instance = i % len(urls)
+        headers = {"authorization": f"Bearer {plain}", "anthropic-version": "2023-06-01"}
+        async with sem:
+            o = Outcome(instance, time.monotonic(), 0.0)
+            try:
+                if not stream:
+                    got = await client.post(urls[instance] + path, json=body, headers=headers)
+                    o.status, o.code = got.status_code, _code(got.status_code, got.content)
+                else:
+                    async with client.stream("POST", urls[instance] + path, json={**body, "stream": True},
+                                             headers=headers) as got:  # fmt: skip
+                        o.status = got.status_code
+                        if got.status_code != 200:
+                            o.code = _code(got.status_code, await got.aread())
+                        else:
+                            async for _ in got.aiter_lines():
+                                if drop:
+                                    o.aborted = True
+                                    break  # the client goes away mid-stream
+            except httpx.HTTPError as exc:
+                o.error = type(exc).__name__
+            o.ended = time.monotonic()
+            outcomes.append(o)
+
+    async def faults_at(done_fraction: float, action: Any, name: str) -> None:
+        while len(outcomes) < done_fraction * args.requests:
+            await asyncio.sleep(0.01)
+        faults[name] = {"at": time.monotonic(), "after_requests": len(outcomes)}
+        faults[name].update(await asyncio.to_thread(action))
+
+    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        await asyncio.gather(faults_at(0.25, kill, "worker_killed"), faults_at(0.5, restart, "redis_restarted"),
+                             *(one(i, client) for i in range(args.requests)))  # fmt: skip
+    return outcomes
+
+
+def _code(status: int, content: bytes) -> str | None:
+    if status == 200:
+        return None
+    try:
+        error = json.loads(content).get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    code = error.get("code") if isinstance(error, dict) else None
+    return str(code) if code else None
+
+
+def run_faults(args: argparse.Namespace) -> dict[str, Any]:
+    from litm.serve import create_key, load_config
+    from litm.spend import RedisLedger
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-gateway-faults-"))
+    redis = Redis(tmp)
+    redis.start()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        namespace = "bench"
+        ports = [free_port() for _ in range(args.instances)]
+        up_port = free_port()
+        config = tmp / "gateway.toml"
+        _gateway_config(config, up_port=up_port, ledger=redis.url, keys=redis.url, namespace=namespace,
+                        lease_s=args.lease_s, workers=args.workers)  # fmt: skip
+        cfg = load_config(config, env={})
+        # The budget: one org over two teams over 8 keys. The limits are scaled to the run so that every
+        # scope is exhausted part-way: keys first for some, then their team, then the org.
+        mean_cost = 30 * OUTPUT_PRICE
+        total = args.requests * mean_cost
+        limits = {"org:bench": total // 6, "team:a": total // 10, "team:b": total // 8}
+        ledger = RedisLedger(redis.url, namespace=namespace)
+        for scope, micros in limits.items():
+            ledger.set_limit(scope, "total", micros)
+        keys: list[tuple[str, str]] = []
+        chains: dict[str, list[str]] = {}
+        for i in range(8):
+            team = "team:a" if i < 4 else "team:b"
+            key_limit = total // (20 if i % 2 else 60)
+            plain, key = create_key(cfg, name=f"k{i}", scopes=["org:bench", team], limit=f"{key_limit / 1e6:.6f}")
+            keys.append((plain, key.id))
+            chains[key.id] = list(key.chain)
+            limits[key.scope] = ledger.status([key.scope])[0].limit
+        (tmp / "chains.json").write_text(json.dumps({"chains": chains, "limits": limits}))
+        upstream = subprocess.Popen([sys.executable, __file__, "--stand-in", str(up_port), "--upstream-latency-ms",
+                                     str(args.upstream_latency_ms), "--chains", str(tmp / "chains.json")])  # fmt: skip
+        procs.append(upstream)
+        _wait_http(f"http://127.0.0.1:{up_port}/stats", upstream, "stand-in")
+        gateways = [_serve(config, port, tmp / f"gateway-{n}.log") for n, port in enumerate(ports)]
+        procs += gateways
+        for port, proc in zip(ports, gateways, strict=True):
+            _wait_http(f"http://127.0.0.1:{port}/readyz", proc, "litm serve")
+        monitor = Monitor(redis.url, namespace, sorted(limits))
+        watcher = threading.Thread(target=monitor.run, daemon=True)
+        watcher.start()
+        faults: dict[str, Any] = {}
+
+        def kill() -> dict[str, Any]:
+            workers = _workers(gateways[0].pid)
+            if not workers:
+                return {"pid": None}
+            os.kill(workers[0], signal.SIGKILL)
+            return {"pid": workers[0], "instance": 0}
+
+        def restart() -> dict[str, Any]:
+            down = time.monotonic()
+            redis.shutdown()
+            time.sleep(args.redis_down_s)
+            redis.start()
+            return {"down_s": round(time.monotonic() - down, 3)}
+
+        started = time.monotonic()
+        outcomes = asyncio.run(_load([f"http://127.0.0.1:{p}" for p in ports], keys, args, faults, kill, restart))
+        wall = time.monotonic() - started
+        monitor.stop.set()
+        watcher.join(timeout=10)
+        import httpx
+
+        stand = httpx.get(f"http://127.0.0.1:{up_port}/stats", timeout=10).json()
+        rss = [_rss_kib(p.pid) for p in gateways]
+        for proc in gateways:
+            _stop(proc)
+        # Holds left by the killed worker (and by streams whose settle could not be written) expire with their
+        # lease and are charged in full by the sweep.
+        time.sleep(args.lease_s + 0.5)
+        while ledger.sweep(256):
+            pass
+        rows = {row.scope: row for row in ledger.status(sorted(limits))}
+        mismatches = ledger.verify()
+        ledger.close()
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+        redis.stop()
+    return _faults_report(args, outcomes, faults, monitor, stand, rows, limits, mismatches, wall, rss)
+
+
+def _faults_report(args: argparse.Namespace, outcomes: list[Outcome], faults: dict[str, Any], monitor: Monitor,
+                   stand: dict[str, Any], rows: dict[str, Any], limits: dict[str, int], mismatches: list[Any],
+                   wall: float, rss: list[int]) -> dict[str, Any]:  # fmt: skip
+    killed_at = faults.get("worker_killed", {}).get("at")
+    statuses: dict[str, int] = {}
+    untyped, in_flight_on_killed = [], 0
+    for o in outcomes:
+        label = "aborted by client" if o.aborted else (f"{o.status} {o.code}" if o.code else str(o.status or o.error))
+        statuses[label] = statuses.get(label, 0) + 1
+        typed = o.status == 200 or (o.status is not None and o.code is not None)
+        if typed:
+            continue
+        on_killed = killed_at is not None and o.instance == 0 and o.started <= killed_at + 0.5 and o.ended >= killed_at
+        if on_killed:
+            in_flight_on_killed += 1
+        else:
+            untyped.append({"instance": o.instance, "status": o.status, "error": o.error})
+    scopes = {
+        scope: {"limit": limits[scope], "settled": rows[scope].settled, "held": rows[scope].held,
+                "worst_settled_plus_held_minus_limit": monitor.worst.get(scope),
+                "upstream_bill": stand["bill"].get(scope, 0)}
+        for scope in sorted(limits)
+    }  # fmt: skip
+    checks = {
+        "never_over_limit": not monitor.violations and monitor.reads > 0,
+        "zero_over_budget_at_upstream": stand["over_budget"] == 0,
+        "upstream_bill_within_limits": all(s["upstream_bill"] <= s["limit"] for s in scopes.values()),
+        "every_request_answered_or_typed": not untyped,
+        "nothing_held_after_sweep": all(s["held"] == 0 for s in scopes.values()),
+        "ledger_balances": not mismatches,
+        "no_internal_errors": not any(o.status == 500 for o in outcomes),
+        "worker_killed": bool(faults.get("worker_killed", {}).get("pid")),
+        "redis_restarted": "redis_restarted" in faults,
+    }
+    return {
+        "mode": "faults",
+        "machine": _machine(),
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "stand_in", "chains")},
+        "checks": checks,
+        "ok": all(checks.values()),
+        "requests": len(outcomes),
+        "wall_s": round(wall, 2),
+        "answers": dict(sorted(statuses.items())),
+        "untyped_outside_the_killed_worker": untyped[:20],
+        "untyped_in_flight_on_the_killed_worker": in_flight_on_killed,
+        "upstream": {"received": stand["received"], "over_budget": stand["over_budget"]},
+        "monitor": {"reads": monitor.reads, "reads_while_redis_down": monitor.unavailable,
+                    "violations": monitor.violations},
+        "scopes": scopes,
+        "faults": {k: {kk: vv for kk, vv in v.items() if kk != "at"} for k, v in faults.items()},
+        "ledger_mismatches": [str(m) for m in mismatches[:20]],
+        "gateway_rss_kib": rss,
+    }  # fmt: skip
+
+
+# -- latency ------------------------------------------------------------------------------------------------
+
+
+async def _timed(url: str, headers: dict[str, str], body: dict[str, Any], n: int, conc: int
+                 ) -> tuple[float, list[float], list[int]]:  # fmt: skip
+    """``n`` requests at ``conc`` concurrent clients: (wall seconds, per-request ms, statuses)."""
+    import httpx
+
     sem = asyncio.Semaphore(conc)
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=conc)) as client:
+    times: list[float] = []
+    statuses: list[int] = []
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
 
         async def one() -> None:
             async with sem:
-                statuses.append((await client.post(url, json=body, headers=headers)).status_code)
+                t0 = time.perf_counter()
+                got = await client.post(url, json=body, headers=headers)
+                times.append((time.perf_counter() - t0) * 1000)
+                statuses.append(got.status_code)
 
         started = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(n)))
-    return time.perf_counter() - started, statuses
+    return time.perf_counter() - started, times, statuses
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def _sequential(targets: dict[str, tuple[str, dict[str, str]]], body: dict[str, Any], n: int) -> dict[str, list[float]]:
+    """Sequential latency of each target, interleaved in rounds of 50 (load that comes and goes lands on all)."""
     import httpx
 
-    from litm.serve import create_key, load_config
-    from litm.spend import open_ledger
+    lat: dict[str, list[float]] = {name: [] for name in targets}
+    with httpx.Client(timeout=60) as client:
+        for url, headers in targets.values():
+            for _ in range(10):
+                client.post(url, json=body, headers=headers).raise_for_status()
+        done = 0
+        while done < n:
+            batch = min(50, n - done)
+            for name, (url, headers) in targets.items():
+                for _ in range(batch):
+                    t0 = time.perf_counter()
+                    client.post(url, json=body, headers=headers).raise_for_status()
+                    lat[name].append((time.perf_counter() - t0) * 1000)
+            done += batch
+    return lat
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
-    up_port, gw_port = free_port(), free_port()
+
+def _summary(times: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(_pct(times, 0.5), 3), "p99_ms": round(_pct(times, 0.99), 3),
+            "mean_ms": round(statistics.fmean(times), 3) if times else float("nan")}  # fmt: skip
+
+
+def run_latency(args: argparse.Namespace) -> dict[str, Any]:
+    from litm.serve import create_key, load_config
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-gateway-latency-"))
+    up_port = free_port()
     upstream = subprocess.Popen([sys.executable, __file__, "--stand-in", str(up_port),
                                  "--upstream-latency-ms", str(args.upstream_latency_ms)])  # fmt: skip
-    procs = [upstream]
+    procs: list[subprocess.Popen[bytes]] = [upstream]
+    redis = Redis(tmp)
+    redis.start()
+    body = {"model": "bench-model", "max_tokens": 16, "messages": [{"role": "user", "content": PROMPT}]}
+    direct = (f"http://127.0.0.1:{up_port}/v1/chat/completions", {})
+    results: dict[str, Any] = {}
     try:
-        _wait(f"http://127.0.0.1:{up_port}/stats", upstream, "stand-in")
-        config = tmp / "gateway.toml"
-        config.write_text(
-            f'[server]\nport = {gw_port}\nworkers = {args.workers}\n'
-            f'[ledger]\nurl = "{args.ledger or tmp / "spend.db"}"\n'
-            f'namespace = "bench{os.getpid()}"\nsynchronous = "{args.synchronous}"\n[keys]\nstore = "keys.db"\n'
-            f'[upstreams.local]\nkind = "openai-compatible"\nbase_url = "http://127.0.0.1:{up_port}/v1"\n'
-            '[models.bench-model]\nupstream = "local"\nmax_input_tokens = 8000\n'
-            'price = { input = "0.15", output = "0.60" }\n'
-            '[models.cap-model]\nupstream = "local"\nprice = { input = "0", output = "1000" }\n',
-            encoding="utf-8",
-        )  # fmt: skip
-        cfg = load_config(config, env={})
-        plain, _ = create_key(cfg, name="bench", limit="1000000")
-        cap_plain, cap_key = create_key(cfg, name="cap", limit="0.05")
-        gateway = subprocess.Popen([sys.executable, "-m", "litm", "serve", "--config", str(config)],
-                                   stdout=subprocess.DEVNULL, stderr=(tmp / "gateway.log").open("wb"))  # fmt: skip
-        procs.append(gateway)
-        _wait(f"http://127.0.0.1:{gw_port}/readyz", gateway, "litm serve")
-        body = {"model": "bench-model", "max_tokens": 16, "messages": [{"role": "user", "content": PROMPT}]}
-        direct_url = f"http://127.0.0.1:{up_port}/v1/chat/completions"
-        gw_url = f"http://127.0.0.1:{gw_port}/v1/chat/completions"
-        auth = {"authorization": f"Bearer {plain}"}
-        lat: dict[str, list[float]] = {"direct": [], "gateway": []}
-        with httpx.Client(timeout=60) as client:
-            for url, headers in ((direct_url, {}), (gw_url, auth)):  # warm both paths
-                for _ in range(5):
-                    client.post(url, json=body, headers=headers).raise_for_status()
-            done = 0
-            while done < args.requests:
-                batch = min(50, args.requests - done)
-                for name, url, headers in (("direct", direct_url, {}), ("gateway", gw_url, auth)):
-                    for _ in range(batch):
-                        t0 = time.perf_counter()
-                        client.post(url, json=body, headers=headers).raise_for_status()
-                        lat[name].append((time.perf_counter() - t0) * 1000)
-                done += batch
-        seq = {name: {"p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99), "mean_ms": statistics.fmean(v)}
-               for name, v in lat.items()}  # fmt: skip
-        added = {q: seq["gateway"][f"{q}_ms"] - seq["direct"][f"{q}_ms"] for q in ("p50", "p99")}
-        conc = {}
-        for name, url, headers in (("direct", direct_url, {}), ("gateway", gw_url, auth)):
-            wall, statuses = asyncio.run(_concurrent(url, headers, body, args.requests, args.concurrency))
-            conc[name] = {"rps": len(statuses) / wall, "non_200": sum(1 for s in statuses if s != 200)}
-        cap_body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        _, cap_statuses = asyncio.run(_concurrent(gw_url, {"authorization": f"Bearer {cap_plain}"}, cap_body, 50, 50))
-        received = httpx.get(f"http://127.0.0.1:{up_port}/stats").json().get("cap-model", 0)
-        ledger = open_ledger(cfg.ledger.url, namespace=cfg.ledger.namespace)
-        row = ledger.status([cap_key.scope])[0]
-        ledger.close()
-        memory = _rss_kib(gateway.pid)
-        return {
-            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
-            "settings": {k: v for k, v in vars(args).items() if k != "out"},
-            "sequential": seq, "added_ms": added, "concurrent": conc,
-            "cap": {"allowed": 5, "reached_upstream": received, "over_budget_upstream": max(0, received - 5),
-                    "answers": {str(s): cap_statuses.count(s) for s in sorted(set(cap_statuses))},
-                    "limit_micros": row.limit, "settled_micros": row.settled, "held_micros": row.held},
-            "gateway_rss_kib": memory,
-        }  # fmt: skip
+        _wait_http(f"http://127.0.0.1:{up_port}/stats", upstream, "stand-in")
+        ledgers = {"sqlite-normal": (str(tmp / "normal.db"), "NORMAL"), "sqlite-full": (str(tmp / "full.db"), "FULL"),
+                   "redis": (redis.url, "FULL")}  # fmt: skip
+        for name in args.ledgers.split(","):
+            url, sync = ledgers[name]
+            port = free_port()
+            config = tmp / f"gateway-{name}.toml"
+            keys = redis.url if name == "redis" else str(tmp / f"keys-{name}.db")
+            _gateway_config(config, up_port=up_port, ledger=url, keys=keys, namespace=f"lat{name.replace('-', '')}",
+                            lease_s=900, workers=args.workers, synchronous=sync)  # fmt: skip
+            plain, _ = create_key(load_config(config, env={}), name="bench", limit="1000000")
+            gateway = _serve(config, port, tmp / f"gateway-{name}.log")
+            procs.append(gateway)
+            _wait_http(f"http://127.0.0.1:{port}/readyz", gateway, "litm serve")
+            target = (f"http://127.0.0.1:{port}/v1/chat/completions", {"authorization": f"Bearer {plain}"})
+            results[name] = _measure(args, {"direct": direct, "litm": target}, body)
+            results[name]["rss_kib"] = _rss_kib(gateway.pid)
+            _stop(gateway)
+        if args.profile:
+            results["profile"] = _profile(args, tmp, up_port, body)
+        for peer in [p for p in args.peers.split(",") if p]:
+            results[peer] = _peer(peer, args, tmp, up_port, body, direct)
     finally:
         for proc in reversed(procs):
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _stop(proc)
+        redis.stop()
+    return {"mode": "latency", "machine": _machine(),
+            "settings": {k: v for k, v in vars(args).items() if k not in ("out", "stand_in", "chains")},
+            "results": results}  # fmt: skip
+
+
+def _measure(args: argparse.Namespace, targets: dict[str, tuple[str, dict[str, str]]],
+             body: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    seq = {name: _summary(v) for name, v in _sequential(targets, body, args.requests).items()}
+    conc: dict[str, Any] = {}
+    for name, (url, headers) in targets.items():
+        wall, times, statuses = asyncio.run(_timed(url, headers, body, args.requests, args.concurrency))
+        conc[name] = {**_summary(times), "rps": round(len(statuses) / wall, 1),
+                      "non_200": sum(1 for s in statuses if s != 200)}  # fmt: skip
+    gw = next(n for n in targets if n != "direct")
+    added = {
+        "sequential": {q: round(seq[gw][f"{q}_ms"] - seq["direct"][f"{q}_ms"], 3) for q in ("p50", "p99")},
+        f"at_{args.concurrency}": {q: round(conc[gw][f"{q}_ms"] - conc["direct"][f"{q}_ms"], 3)
+                                   for q in ("p50", "p99")},
+    }  # fmt: skip
+    return {"sequential": seq, "concurrent": conc, "added_ms": added}
+
+
+def _profile(args: argparse.Namespace, tmp: Path, up_port: int, body: dict[str, Any]) -> dict[str, Any]:
+    """cProfile of one gateway worker in this process (SQLite NORMAL) under ``--concurrency`` clients."""
+    import uvicorn
+
+    from litm.serve import create_app, create_key, load_config
+
+    config = tmp / "gateway-profile.toml"
+    _gateway_config(config, up_port=up_port, ledger=str(tmp / "profile.db"), keys=str(tmp / "keys-profile.db"),
+                    namespace="profile", lease_s=900, workers=1, synchronous="NORMAL")  # fmt: skip
+    cfg = load_config(config, env={})
+    plain, _ = create_key(cfg, name="bench", limit="1000000")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(cfg), host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False, backlog=4096))  # fmt: skip
+    profiler = cProfile.Profile()
+
+    def serve() -> None:
+        profiler.enable()
+        try:
+            server.run()
+        finally:
+            profiler.disable()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    _wait_http(f"http://127.0.0.1:{port}/readyz", None, "in-process gateway")
+    # The clients run in another process: in this one they would be profiled too.
+    client = subprocess.run([sys.executable, __file__, "--load-only", f"http://127.0.0.1:{port}/v1/chat/completions",
+                             "--key", plain, "--requests", str(args.requests), "--concurrency", str(args.concurrency)],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    server.should_exit = True
+    thread.join(timeout=30)
+    out = tmp / "profile.txt"
+    with out.open("w") as f:
+        pstats.Stats(profiler, stream=f).sort_stats("cumulative").print_stats(60)
+    if args.out:
+        shutil.copy(out, Path(args.out) / "profile.txt")
+    return {"client": json.loads(client.stdout), "top": pstats_top(profiler, 25)}
+
+
+def pstats_top(profiler: cProfile.Profile, n: int) -> list[dict[str, Any]]:
+    """The ``n`` functions with the most time of their own (tottime), as rows."""
+    stats = pstats.Stats(profiler)
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:n]
+    return [{"function": f"{Path(k[0]).name}:{k[1]}({k[2]})", "calls": v[1], "tottime_s": round(v[2], 4),
+             "cumtime_s": round(v[3], 4)} for k, v in rows]  # fmt: skip
+
+
+def load_only(url: str, key: str, n: int, conc: int) -> None:
+    body = {"model": "bench-model", "max_tokens": 16, "messages": [{"role": "user", "content": PROMPT}]}
+    wall, times, statuses = asyncio.run(_timed(url, {"authorization": f"Bearer {key}"}, body, n, conc))
+    print(json.dumps({**_summary(times), "rps": round(len(statuses) / wall, 1),
+                      "non_200": sum(1 for s in statuses if s != 200)}))  # fmt: skip
+
+
+# -- peers --------------------------------------------------------------------------------------------------
+
+
+def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: dict[str, Any],
+          direct: tuple[str, dict[str, str]]) -> dict[str, Any]:  # fmt: skip
+    """LiteLLM proxy or TensorZero on the same stand-in and load; their own over-limit count at the stand-in."""
+    python = args.peers_python
+    if not python or not Path(python).exists():
+        return {"skipped": f"no Python with {name} (--peers-python)"}
+    port = free_port()
+    if name == "litellm":
+        config = tmp / "litellm.yaml"
+        config.write_text(
+            "model_list:\n"
+            "  - model_name: bench-model\n"
+            f"    litellm_params: {{model: openai/bench-model, api_base: 'http://127.0.0.1:{up_port}/v1',\n"
+            "                     api_key: x}\n"
+            "  - model_name: cap-model\n"
+            f"    litellm_params: {{model: openai/cap-model, api_base: 'http://127.0.0.1:{up_port}/v1', api_key: x,\n"
+            "                     max_budget: 0.05, budget_duration: 1d,\n"
+            "                     input_cost_per_token: 0, output_cost_per_token: 0.001}\n",
+            encoding="utf-8",
+        )  # fmt: skip
+        cmd = [str(Path(python).parent / "litellm"), "--config", str(config), "--port", str(port),
+               "--num_workers", str(args.workers)]  # fmt: skip
+        ready, headers = f"http://127.0.0.1:{port}/health/liveliness", {"authorization": "Bearer sk-1234"}
+        env = {"LITELLM_MASTER_KEY": "", "LITELLM_LOG": "ERROR"}
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    elif name == "tensorzero":
+        script = tmp / "tz_gateway.py"
+        script.write_text(_TZ_SCRIPT.format(port=port, up=up_port), encoding="utf-8")
+        cmd, ready, headers, env = [python, str(script)], f"http://127.0.0.1:{port}/health", {}, {}
+        url = f"http://127.0.0.1:{port}/openai/v1/chat/completions"
+    else:
+        return {"skipped": f"unknown peer {name!r}"}
+    proc = subprocess.Popen(cmd, stdout=(tmp / f"{name}.log").open("wb"), stderr=subprocess.STDOUT,
+                            env={**os.environ, **env})  # fmt: skip
+    try:
+        _wait_http(ready, proc, name, timeout_s=180)
+        peer_body = body if name == "litellm" else {**body, "model": "tensorzero::model_name::bench-model"}
+        result = _measure(args, {"direct": direct, name: (url, headers)}, peer_body)
+        result["rss_kib"] = _rss_kib(proc.pid)
+        result["cap"] = _peer_cap(name, url, headers, up_port)
+        return result
+    finally:
+        _stop(proc)
+
+
+_TZ_SCRIPT = """
+import time, tempfile, os
+from tensorzero import TensorZeroGateway
+cfg = os.path.join(tempfile.mkdtemp(), "tensorzero.toml")
+open(cfg, "w").write('''
+[gateway]
+bind_address = "127.0.0.1:{port}"
+[models.bench-model.routing]
+[models.bench-model]
+routing = ["stand-in"]
+[models.bench-model.providers.stand-in]
+type = "openai"
+api_base = "http://127.0.0.1:{up}/v1"
+model_name = "bench-model"
+api_key_location = "none"
+''')
+os.environ.setdefault("TENSORZERO_CLICKHOUSE_URL", "")
+with TensorZeroGateway.build_embedded(config_file=cfg) as gw:
+    while True:
+        time.sleep(3600)
+"""
+
+
+def _peer_cap(name: str, url: str, headers: dict[str, str], up_port: int) -> dict[str, Any]:
+    """50 concurrent requests on the peer's own limit for 5: how many reached the stand-in."""
+    import httpx
+
+    before = httpx.get(f"http://127.0.0.1:{up_port}/stats").json()["by_model"].get("cap-model", 0)
+    body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    if name != "litellm":
+        return {"skipped": "this peer has no dollar limit to compare (see the issue's notes)"}
+    _, _, statuses = asyncio.run(_timed(url, headers, body, 50, 50))
+    after = httpx.get(f"http://127.0.0.1:{up_port}/stats").json()["by_model"].get("cap-model", 0)
+    return {"allowed": 5, "reached_upstream": after - before, "over_budget_upstream": max(0, after - before - 5),
+            "answers": {str(s): statuses.count(s) for s in sorted(set(statuses))}}  # fmt: skip
+
+
+# -- output -------------------------------------------------------------------------------------------------
+
+
+def _machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "loadavg_at_end": [round(x, 2) for x in load] if load else None}  # fmt: skip
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """A short human summary of ``result``."""
+    lines = [f"# Gateway benchmark ({result['mode']})", "", f"Settings: `{json.dumps(result['settings'])}`",
+             f"Machine: `{json.dumps(result['machine'])}`", ""]  # fmt: skip
+    if result["mode"] == "faults":
+        lines += ["| check | passed |", "| --- | --- |"]
+        lines += [f"| {name} | {'yes' if ok else '**NO**'} |" for name, ok in result["checks"].items()]
+        lines += ["", f"{result['requests']} requests in {result['wall_s']} s; the stand-in received "
+                  f"{result['upstream']['received']}, over budget {result['upstream']['over_budget']}.", "",
+                  "| answer | requests |", "| --- | --- |"]  # fmt: skip
+        lines += [f"| {label} | {n} |" for label, n in result["answers"].items()]
+        lines += ["", "| scope | limit | settled | held at end | worst settled + held - limit | upstream bill |",
+                  "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        lines += [f"| {scope} | {s['limit']} | {s['settled']} | {s['held']} | "
+                  f"{s['worst_settled_plus_held_minus_limit']} | {s['upstream_bill']} |"
+                  for scope, s in result["scopes"].items()]  # fmt: skip
+        lines += ["", f"Faults: `{json.dumps(result['faults'])}`"]
+    else:
+        lines += ["| gateway | added p50 (seq) | added p99 (seq) | added p50 (conc) | added p99 (conc) | req/s "
+                  "(conc) | direct req/s | RSS MiB |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        for name, r in result["results"].items():
+            if "added_ms" not in r:
+                lines.append(f"| {name} | {r.get('skipped', '')} | | | | | | |")
+                continue
+            (seq, conc), gw = r["added_ms"].values(), next(k for k in r["concurrent"] if k != "direct")
+            lines.append(f"| {name} | {seq['p50']} | {seq['p99']} | {conc['p50']} | {conc['p99']} | "
+                         f"{r['concurrent'][gw]['rps']} | {r['concurrent']['direct']['rps']} | "
+                         f"{r.get('rss_kib', 0) / 1024:.0f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=100)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--mode", choices=("faults", "latency"), default="faults")
+    parser.add_argument("--requests", type=int, default=0, help="default: 20000 (faults), 2000 (latency)")
+    parser.add_argument("--clients", type=int, default=200, help="faults: concurrent clients")
+    parser.add_argument("--concurrency", type=int, default=100, help="latency: concurrent clients")
+    parser.add_argument("--instances", type=int, default=2, help="faults: litm serve instances")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--ledger", default="", help="redis://... (default: an SQLite file)")
-    parser.add_argument("--synchronous", default="FULL", help="SQLite ledger: FULL (fsync) or NORMAL")
+    parser.add_argument("--lease-s", type=float, default=10.0, help="faults: the ledger's lease")
+    parser.add_argument("--redis-down-s", type=float, default=1.0, help="faults: how long Redis stays down")
+    parser.add_argument("--ledgers", default="sqlite-normal,sqlite-full,redis", help="latency: which ledgers")
     parser.add_argument("--upstream-latency-ms", type=float, default=0.0)
-    parser.add_argument("--out", default="", help="folder for results.json (default: print only)")
+    parser.add_argument("--profile", action="store_true", help="latency: cProfile one in-process gateway")
+    parser.add_argument("--peers", default="", help="latency: litellm,tensorzero")
+    parser.add_argument("--peers-python", default="/tmp/peers-venv/bin/python", help="Python with the peers")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--out", default="", help="folder for results.json and results.md")
     parser.add_argument("--stand-in", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--chains", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--load-only", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--key", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stand_in:
-        stand_in(args.stand_in, args.upstream_latency_ms)
+        stand_in(args.stand_in, args.upstream_latency_ms, args.chains)
         return
-    result = run(args)
-    text = json.dumps(result, indent=2)
-    print(text)
+    if args.load_only:
+        load_only(args.load_only, args.key, args.requests, args.concurrency)
+        return
+    args.requests = args.requests or (20000 if args.mode == "faults" else 2000)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
+    result = run_faults(args) if args.mode == "faults" else run_latency(args)
+    text = json.dumps(result, indent=2)
+    print(markdown(result))
+    if args.out:
         (Path(args.out) / "results.json").write_text(text + "\n", encoding="utf-8")
+        (Path(args.out) / "results.md").write_text(markdown(result), encoding="utf-8")
+    if result["mode"] == "faults" and not result["ok"]:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
