@@ -1,6 +1,6 @@
 """Prefill speed of a local model at llama.cpp batch 512, 128 and 64, side by side in one process.
 
-Aligned prefix reuse (``litm.models.local.kv_reuse``) keeps shared prompt prefixes in whole batches, so a
+Aligned prefix reuse (``litm.models._local.kv_reuse``) keeps shared prompt prefixes in whole batches, so a
 smaller batch keeps more of them; this measures what a smaller batch costs in prefill speed on this
 machine. Each round evaluates the same benchmark prompt (the first bundled NQ question, its gold passage in slot 5
 of 10, Liu et al.'s format, about 1,300 tokens) cold once per batch size, the sizes in turn; the

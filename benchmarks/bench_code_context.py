@@ -35,7 +35,7 @@ import jedi
 import jedi.inference.references as jedi_references
 
 from litm.code import code_context, make_workspace
-from litm.code.source import Definition, FileIndex, Workspace
+from litm.code._source import Definition, FileIndex, Workspace
 from litm.tokens import get_tokenizer
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -29,7 +29,7 @@ from litm.bench.design import build_prompt
 from litm.bench.sources import load_bench_items
 from litm.compress import EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, TargetCounter, compress
 from litm.models import load_model
-from litm.placement.documents import Doc
+from litm.placement._documents import Doc
 from litm.spend import PriceTable
 
 API_MODELS = (("openai", "gpt-4o"), ("anthropic", "claude-sonnet-4-5"))

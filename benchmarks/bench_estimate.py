@@ -1,6 +1,6 @@
 """How well litm's token estimate bounds real tokenizers, per script and per tokenizer; fits its weights.
 
-The estimate (:mod:`litm.models.tokenizers.estimate`) is for models whose tokenizer is not available. It
+The estimate (:mod:`litm.models.tokenizers._estimate`) is for models whose tokenizer is not available. It
 must never count fewer tokens than the model will bill, so it is calibrated as an upper bound of every
 tokenizer available offline: OpenAI's ``o200k_base`` and ``cl100k_base`` (bpe-openai) and the llama.cpp
 tokenizers of the embedded Gemma 3 270M and SmolLM2 135M. With ``--claude-json`` the legacy Claude
@@ -44,7 +44,7 @@ import numpy as np
 
 from litm.models import load_model
 from litm.models.tokenizers import OpenAITokenizer
-from litm.models.tokenizers.estimate import (
+from litm.models.tokenizers._estimate import (
     ANTHROPIC_CHARS_PER_TOKEN,
     ANY_MODEL_MARGIN,
     CLASSES,

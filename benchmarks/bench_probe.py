@@ -48,7 +48,7 @@ from litm.probe import (
     verify_row,
     write_outputs,
 )
-from litm.probe.estimate import prefill_tokens
+from litm.probe._estimate import prefill_tokens
 
 RUNS = (
     ("scheduled-aligned", "prefix", "aligned"),

@@ -23,7 +23,7 @@ For an API model (no call is made) the same three designs are priced from their 
 probe's default lengths (1k / 2k / 4k: an API probe's lengths; the embedded grid's prompts are shorter
 than Anthropic's 1,024-token minimum cacheable prefix), prompts built with the model's offline token
 estimate: needlehaystack = every prompt billed as uncached input (no ``cache_control``, so Anthropic
-caches nothing); fixed-trie = the trie order with the cache plan of ``litm.probe.caching`` (reads at the
+caches nothing); fixed-trie = the trie order with the cache plan of ``litm.probe._caching`` (reads at the
 cache-read rate, writes at the cache-write rate); adaptive = the same, for the (length index, depth,
 trial) cells the embedded adaptive run actually ran. Output is billed at the measured answer lengths'
 ceiling (``max_tokens``). Prices: the spend price table (``litm.spend``); ``--api-models`` picks the models
@@ -50,14 +50,14 @@ from pathlib import Path
 from typing import Any
 
 from litm.models import load_model
-from litm.models.base import Model
+from litm.models._base import Model
 from litm.probe import ProbeConfig, run_probe, verify_row
-from litm.probe.analysis import analyze
-from litm.probe.caching import cache_policy, plan_cache, planning_count
-from litm.probe.cost import Pricer, provider_of
-from litm.probe.grid import plan
-from litm.probe.prepare import ProbeContext, prepare
-from litm.probe.schedule import batches, lcp, run_order
+from litm.probe._analysis import analyze
+from litm.probe._caching import cache_policy, plan_cache, planning_count
+from litm.probe._cost import Pricer, provider_of
+from litm.probe._grid import plan
+from litm.probe._prepare import ProbeContext, prepare
+from litm.probe._schedule import batches, lcp, run_order
 from litm.spend.cost import Usage
 
 N_BATCH = 64

@@ -1,6 +1,6 @@
 """Retrieval quality and speed: litm's BM25, dense and hybrid retrievers beside rank-bm25 and SQLite FTS5.
 
-Known-item retrieval on the bundled NQ-Open passages (``litm.eval.datasets.nq_rows()``): every question is
+Known-item retrieval on the bundled NQ-Open passages (``litm.eval._datasets.nq_rows()``): every question is
 searched against all passages, and the one passage it was written for is the single relevant item. Exact
 duplicate passages (same title and text) are merged first, so finding either copy counts. Passages are
 indexed as a litm user's JSON Lines knowledge base would be: text chunked to the embedder's 256 word pieces,
@@ -40,9 +40,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from litm.eval.datasets import kv_examples, nq_rows
+from litm.eval._datasets import kv_examples, nq_rows
 from litm.retrieve import BM25, Dense, DenseReranker, Hybrid, Index, Reranked
-from litm.retrieve.lexical import Analyzer
+from litm.retrieve._lexical import Analyzer
 
 DEPTH = 100
 KS = (1, 5, 20)

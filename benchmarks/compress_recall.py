@@ -27,7 +27,7 @@ from typing import Any
 from litm.bench.data import contains_answer
 from litm.bench.sources import load_bench_items
 from litm.compress import ScoreCache, TargetCounter, compress, get_scorer
-from litm.placement.documents import Doc
+from litm.placement._documents import Doc
 
 #: name -> compress() options. ``drop`` is the baseline; the rest choose sentences.
 SETTINGS: dict[str, dict[str, Any]] = {

@@ -144,7 +144,7 @@ from litm.budget.sentences import split_sentences
 print(split_sentences("第一句。第二句。第三句。"), split_sentences("Dr. Smith arrived. He sat."))
 """,
         """
-from litm.util.sentences import split_sentences
+from litm.util._sentences import split_sentences
 print(split_sentences("第一句。第二句。第三句。"), split_sentences("Dr. Smith arrived. He sat."))
 """,
     ),

@@ -16,7 +16,7 @@ that is the working directory. The contract a case is held to:
 * no state from a failed run: it creates no file outside the output folder it was given (or ``litm-out``).
 
 Real models and the network are out of bounds. ``--model`` is always given, and only as a spec of the scripted
-backend registered here (``fuzzfake``, :class:`litm.probe.testing.DeadZoneModel`) or as a malformed spec that
+backend registered here (``fuzzfake``, :class:`litm.probe._testing.DeadZoneModel`) or as a malformed spec that
 :func:`litm.models.parse_spec` refuses; while a case runs, the built-in backends are replaced by a tripwire and
 ``socket.connect`` refuses anything but loopback and ``socket.bind`` everything, all raising
 :class:`HarnessLeak` (a ``BaseException``, so no ``except Exception`` in litm can hide it) if a generator ever
@@ -52,8 +52,8 @@ from typer.testing import CliRunner
 
 from litm.cli import app, main
 from litm.models import register_backend, unregister_backend
-from litm.models.spec import ModelSpec, backends
-from litm.probe.testing import DeadZoneModel
+from litm.models._spec import ModelSpec, backends
+from litm.probe._testing import DeadZoneModel
 
 __all__ = [
     "COMMANDS",
@@ -312,7 +312,7 @@ def _made_once() -> Path:
     (``probe-done``)."""
     if _MADE and _MADE[0].exists():
         return _MADE[0]
-    from litm.probe.outputs import write_outputs
+    from litm.probe._outputs import write_outputs
     from litm.retrieve import build_index
     from litm.spend.ledger import SQLiteLedger
 
@@ -652,7 +652,7 @@ def _tripwire(spec: ModelSpec, **options: Any) -> Any:
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
-#: A line of :class:`litm.util.progress.LineProgress` (stderr is no terminal here).
+#: A line of :class:`litm.util._progress.LineProgress` (stderr is no terminal here).
 _PROGRESS = re.compile(r"^[^:\n]+: \d+/\d+(?: \(\d+%\))?, elapsed \w+(?:, ETA \w+)?$")
 
 
@@ -660,7 +660,7 @@ _PROGRESS = re.compile(r"^[^:\n]+: \d+/\d+(?: \(\d+%\))?, elapsed \w+(?:, ETA \w
 def sandbox() -> Iterator[None]:
     """The scripted backend registered, the real backends and outside connections tripwired, for the block."""
     real = [s for s in ("local", "openai", "openai-compatible", "anthropic") if s in backends()]
-    from litm.models import spec as spec_module
+    from litm.models import _spec as spec_module
 
     saved = {s: spec_module._BACKENDS.get(s) for s in real}
     connect, bind = socket.socket.connect, socket.socket.bind

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from litm.errors import ModelNotFoundError
-from litm.models.embedded import smollm2_path
+from litm.models._embedded import smollm2_path
 
 SERVER_N_CTX = 2048
 SERVER_ALIAS = "smollm2"

@@ -80,7 +80,7 @@ def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def fp32_embed(texts: list[str], weights: Path) -> np.ndarray:
     """The fp32 sentence embeddings of ``texts`` (one text at a time: no padding to get wrong)."""
-    from litm.retrieve.embedder import MiniLMTokenizer
+    from litm.retrieve._embedder import MiniLMTokenizer
 
     w = _load_safetensors(weights)
     tok = MiniLMTokenizer()

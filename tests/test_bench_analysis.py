@@ -21,8 +21,8 @@ from litm.bench.analysis import (
 )
 from litm.bench.design import arrangement
 from litm.bench.markdown import summary_markdown
-from litm.eval.scoring import score_output
-from litm.eval.stats import Cell
+from litm.eval._scoring import score_output
+from litm.eval._stats import Cell
 
 
 @pytest.mark.parametrize(

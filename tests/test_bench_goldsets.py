@@ -19,7 +19,7 @@ from litm.bench.outputs import refresh_outputs
 from litm.bench.runner import BenchConfig, BenchError, run_bench
 from litm.cli import app
 from litm.errors import DataFileError
-from litm.models.spec import register_backend, unregister_backend
+from litm.models._spec import register_backend, unregister_backend
 from test_bench_runner import EdgeModel
 
 K = 6

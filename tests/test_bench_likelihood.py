@@ -19,8 +19,8 @@ from litm.bench.likelihood import (
 from litm.bench.markdown import likelihood_markdown
 from litm.bench.outputs import write_outputs
 from litm.bench.runner import BenchConfig, BenchError, continuations, run_bench
-from litm.models.base import PromptLike
-from litm.models.logprobs import Logprobs
+from litm.models._base import PromptLike
+from litm.models._logprobs import Logprobs
 from test_bench_runner import EdgeModel, _config
 
 pytest.importorskip("bm25s")

@@ -18,10 +18,10 @@ from litm.bench.report import write_report
 from litm.bench.runner import BenchConfig, BenchError, run_bench
 from litm.bench.settings import recorded_batch
 from litm.cli import app
-from litm.eval.scoring import normalize
-from litm.models.base import Completion, GenerationRequest, Model
-from litm.models.spec import register_backend, unregister_backend
-from litm.probe.testing import WordTokenizer
+from litm.eval._scoring import normalize
+from litm.models._base import Completion, GenerationRequest, Model
+from litm.models._spec import register_backend, unregister_backend
+from litm.probe._testing import WordTokenizer
 
 pytest.importorskip("bm25s")
 

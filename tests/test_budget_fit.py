@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from litm.budget import Counter, fit
 from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import count_request
-from litm.models.tokenizers.base import UNSTATED_MARGIN
+from litm.models.tokenizers._base import UNSTATED_MARGIN
 from litm.placement import DEFAULT_STRATEGY, place
 from litm.prompt import PromptBuilder, Wording
 from litm.tokens import OpenAITokenizer, get_tokenizer

@@ -17,7 +17,7 @@ import pytest
 
 from http_capture import Capture, check_openai_chat, check_responses, openai_client, run
 from litm.budget import Call, GuardedClient, Step, guard
-from litm.budget.history import SUMMARY_PREFIX
+from litm.budget._history import SUMMARY_PREFIX
 from litm.errors import (
     ContextBudgetExceeded,
     InvalidOptionError,

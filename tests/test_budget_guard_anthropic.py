@@ -17,8 +17,8 @@ import pytest
 
 from http_capture import Capture, anthropic_client, check_anthropic, run
 from litm.budget import guard
-from litm.budget.history import SUMMARY_PREFIX
-from litm.budget.margin import upper_of
+from litm.budget._history import SUMMARY_PREFIX
+from litm.budget._margin import upper_of
 from litm.errors import ContextBudgetExceeded, UngatedRequestError
 from litm.models.tokenizers import TOOLS_OVERHEAD_TOKENS, count_request
 from litm.tokens import get_tokenizer

@@ -20,7 +20,7 @@ import pytest
 
 from http_capture import USAGE_CHAT, Capture, Sent, anthropic_client, http, openai_client, reply, run
 from litm.budget import SpendStep, guard, spend_key
-from litm.budget.margin import upper_of
+from litm.budget._margin import upper_of
 from litm.errors import (
     ContextBudgetExceeded,
     InvalidOptionError,

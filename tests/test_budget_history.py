@@ -15,7 +15,7 @@ import pytest
 
 from http_capture import check_anthropic, check_openai_chat, check_responses
 from litm.budget import compact_history, extractive_summary
-from litm.budget.history import SUMMARY_PREFIX, compact_request
+from litm.budget._history import SUMMARY_PREFIX, compact_request
 from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import TOOLS_OVERHEAD_TOKENS, count_request
 from litm.tokens import get_tokenizer

@@ -8,7 +8,7 @@ import pytest
 
 from litm.budget import max_input_tokens_from
 from litm.errors import InvalidOptionError, InvalidProfileError
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 
 def test_budget_from_a_measured_profile(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@
 
 * ``--strategy`` (:func:`litm.cli._options.check_strategy`): a registered name comes back, anything else is a
   usage error; every choice the shared enums offer is one the library accepts.
-* ``litm probe --lengths`` (:func:`litm.probe.grid.parse_lengths`): sorted unique whole token counts >= 16,
+* ``litm probe --lengths`` (:func:`litm.probe._grid.parse_lengths`): sorted unique whole token counts >= 16,
   exact for ``k`` (1.5k is 1536), or a :class:`~litm.probe.ProbeError`; never a float cut to an int.
-* ``litm probe --depths`` (:func:`litm.probe.grid.parse_depths`): sorted unique depths in [0, 1], at most
-  :data:`~litm.probe.grid.MAX_DEPTHS` of a grid, or a ``ProbeError``.
+* ``litm probe --depths`` (:func:`litm.probe._grid.parse_depths`): sorted unique depths in [0, 1], at most
+  :data:`~litm.probe._grid.MAX_DEPTHS` of a grid, or a ``ProbeError``.
 * ``litm bench --k`` and friends (``_ints``, ``_split`` of :mod:`litm.cli.bench`): integers or a usage error.
 """
 
@@ -24,7 +24,7 @@ from litm.cli.bench import _ints, _split
 from litm.errors import PromptError
 from litm.placement import strategy_names
 from litm.probe import ProbeError
-from litm.probe.grid import MAX_DEPTHS, parse_depths, parse_lengths
+from litm.probe._grid import MAX_DEPTHS, parse_depths, parse_lengths
 from litm.prompt import AnchorOptions, Layout, Wording, build_prompt
 
 ANY_TEXT = st.text(st.characters(codec=None), max_size=30)

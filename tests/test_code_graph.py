@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litm.code.graph import personalized_pagerank
+from litm.code._graph import personalized_pagerank
 
 edges_st = st.dictionaries(
     st.tuples(st.integers(0, 7), st.integers(0, 7)), st.floats(min_value=0.0, max_value=10.0), max_size=20

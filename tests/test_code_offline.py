@@ -38,7 +38,7 @@ except OSError as exc:
     guard = "blocked" if "network blocked" in str(exc) or "network blocked" in str(exc.__cause__ or exc) else repr(exc)
 
 from litm.code import code_context, make_workspace
-from litm.code.source import language_of
+from litm.code._source import language_of
 
 data, stdlib = Path(sys.argv[1]), Path(sys.argv[2])
 ws = make_workspace(data)

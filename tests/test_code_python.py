@@ -204,9 +204,9 @@ def test_line_target_and_to_dict(stdlib_root: Path, gpt4: Tokenizer) -> None:
 
 @pytest.fixture(scope="module")
 def locale_pieces(stdlib_root: Path) -> list[Any]:
-    from litm.code.context import gather
-    from litm.code.pyjedi import JediResolver
-    from litm.code.target import locate, parse_target
+    from litm.code._context import gather
+    from litm.code._pyjedi import JediResolver
+    from litm.code._target import locate, parse_target
 
     ws = make_workspace(stdlib_root)
     file = ws.index(stdlib_root / "locale.py")
@@ -218,8 +218,8 @@ def locale_pieces(stdlib_root: Path) -> list[Any]:
        order=st.sampled_from(["pyramid", "edges", "none", "reverse"]))  # fmt: skip
 def test_random_budgets_never_exceeded_and_keep_the_target(locale_pieces: list[Any], gpt4: Tokenizer, extra: int,
                                                            fmt: str, order: str) -> None:  # fmt: skip
-    from litm.code.fitting import fit_pieces
-    from litm.code.result import render_docs
+    from litm.code._fitting import fit_pieces
+    from litm.code._result import render_docs
 
     alone = gpt4.count(render_docs([locale_pieces[0].to_doc()], fmt, order))
     budget = alone + extra

@@ -17,7 +17,7 @@ import pytest
 
 from code_fixtures import DATA, STDLIB
 from litm.code import code_context
-from litm.code.context import REPOSITORY_MARKERS, repository_root
+from litm.code._context import REPOSITORY_MARKERS, repository_root
 from litm.tokens import Tokenizer
 
 TARGET = "JSONDecoder.raw_decode"

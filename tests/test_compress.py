@@ -29,8 +29,8 @@ from litm.compress import (
 )
 from litm.errors import InvalidDocumentError, InvalidOptionError, LitmError, LogprobsUnavailableError
 from litm.models import load_model
-from litm.placement.documents import Doc
-from litm.retrieve.embedder import MiniLM
+from litm.placement._documents import Doc
+from litm.retrieve._embedder import MiniLM
 
 TOWER = [
     Doc(

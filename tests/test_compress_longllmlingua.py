@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from litm.compress import EmbedScorer, TargetCounter, compress, rank_budgets, select
-from litm.placement.documents import Doc
+from litm.placement._documents import Doc
 
 # Six documents of four 10-token sentences each (240 tokens); 4x leaves a budget of 60.
 LENGTHS = [[10, 10, 10, 10]] * 6

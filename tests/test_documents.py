@@ -13,7 +13,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
 from litm.errors import InvalidDocumentError
-from litm.placement.documents import Doc, to_doc
+from litm.placement._documents import Doc, to_doc
 
 
 def test_str_and_dict() -> None:

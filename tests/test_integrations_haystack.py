@@ -129,7 +129,7 @@ def test_a_component_outside_haystack_integrations_would_not_load() -> None:
     pipe = Pipeline()
     pipe.add_component("ranker", litm_haystack.LitmRanker())
     yaml = pipe.dumps().replace(
-        "haystack_integrations.components.rankers.litm.LitmRanker", "litm.integrations.haystack.rankers.LitmRanker"
+        "haystack_integrations.components.rankers.litm.LitmRanker", "litm.integrations.haystack._rankers.LitmRanker"
     )
     with pytest.raises((DeserializationError, PipelineError), match=r"litm\.integrations\.haystack"):
         Pipeline.loads(yaml)

@@ -141,7 +141,7 @@ def test_an_lcel_chain_answers_with_a_real_llama_cpp_chat_model() -> None:
     from langchain_community.chat_models import ChatLlamaCpp
 
     from litm.errors import ModelNotFoundError
-    from litm.models.embedded import smollm2_path
+    from litm.models._embedded import smollm2_path
 
     try:
         path = smollm2_path()

@@ -18,8 +18,8 @@ import pytest
 from fixtures_server import Server
 from litm.errors import InvalidOptionError, LogprobsUnavailableError
 from litm.models import load_model
-from litm.models.embedded import smollm2_path
-from litm.models.logprobs import supports_logprobs
+from litm.models._embedded import smollm2_path
+from litm.models._logprobs import supports_logprobs
 
 np = pytest.importorskip("numpy")
 llama_cpp = pytest.importorskip("llama_cpp")

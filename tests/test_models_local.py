@@ -14,7 +14,7 @@ import pytest
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError, PromptError
 from litm.models import LocalModel, complete_many, load_model
-from litm.models.embedded import smollm2_path
+from litm.models._embedded import smollm2_path
 from litm.prompt import ChatTemplate, build_prompt
 
 pytestmark = pytest.mark.model

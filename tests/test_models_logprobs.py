@@ -14,7 +14,7 @@ import pytest
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError
 from litm.models import LocalModel, load_model
-from litm.models.logprobs import Logprobs, supports_logprobs
+from litm.models._logprobs import Logprobs, supports_logprobs
 
 np = pytest.importorskip("numpy")
 llama_cpp = pytest.importorskip("llama_cpp")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from litm.errors import ModelError, ModelNotFoundError
-from litm.models import embedded as emb
+from litm.models import _embedded as emb
 
 REPO = Path(__file__).resolve().parents[1]
 

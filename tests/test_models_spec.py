@@ -29,9 +29,9 @@ from litm.models import (
     register_backend,
     unregister_backend,
 )
-from litm.models.base import GenerationRequest, check_prompt
-from litm.models.local.kv_reuse import KvReuse
-from litm.models.local.pool import context_size
+from litm.models._base import GenerationRequest, check_prompt
+from litm.models._local.kv_reuse import KvReuse
+from litm.models._local.pool import context_size
 from litm.prompt.messages import check_messages, is_messages
 from litm.tokens import EstimateTokenizer, Tokenizer
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 
 import litm
-import litm.placement.strategy as strategy_module
+import litm.placement._strategy as strategy_module
 from litm.placement import Doc, PlacementPlan
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 PROFILE = PositionProfile.from_weights([0.82, 0.61, 0.55, 0.58, 0.9], name="measured-like")
 

@@ -17,7 +17,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
 from litm.placement import DEFAULT_STRATEGY
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 # Written out by hand from the definitions in the issue (not generated from the code under test).
 EXPECTED: dict[str, dict[int, list[int]]] = {

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import litm
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 sizes = st.integers(min_value=0, max_value=60)
 STRATS = ["none", "reverse", "edges", "pyramid", "langchain", "profile", "random"]

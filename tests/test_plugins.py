@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 PLUGIN = '''
-from litm.models.base import Completion, Model
+from litm.models._base import Completion, Model
 from litm.placement import Edges, Strategy
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from litm.placement import place
-from litm.placement.profile import PositionProfile
-from litm.probe.analysis import Cell, DeadZone, analyze, dead_zone, effective_length
-from litm.probe.export import accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
+from litm.placement._profile import PositionProfile
+from litm.probe._analysis import Cell, DeadZone, analyze, dead_zone, effective_length
+from litm.probe._export import accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
 
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from litm.cli import app
 from litm.models import register_backend, unregister_backend
-from litm.probe.testing import DeadZoneModel
+from litm.probe._testing import DeadZoneModel
 
 runner = CliRunner()
 GRID = ["--lengths", "256,512", "--depths", "0,0.5,1", "--trials", "4", "--no-progress"]

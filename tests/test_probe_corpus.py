@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
 from litm.errors import ProbeError
-from litm.probe.layouts import LAYOUTS, Layout
+from litm.probe._corpus import Corpus, default_corpus, load_corpus, split_sentences
+from litm.probe._layouts import LAYOUTS, Layout
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Properties of the probe's filler corpus reader (``litm probe --corpus``, :func:`litm.probe.corpus.load_corpus`).
+"""Properties of the probe's filler corpus reader (``litm probe --corpus``, :func:`litm.probe._corpus.load_corpus`).
 
 Any bytes in a ``.jsonl`` or ``.md`` corpus file give a corpus or a :class:`~litm.probe.ProbeError` naming the
 file; never another exception, and nothing a prompt or a results file could not hold.
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.probe import ProbeError
-from litm.probe.corpus import load_corpus
+from litm.probe._corpus import load_corpus
 
 SENTENCES = st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cc",)), min_size=1, max_size=30),
                      min_size=1, max_size=4)  # fmt: skip

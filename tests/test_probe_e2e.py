@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 from litm.probe import ProbeConfig, plan, read_rows, verify_row
 
 pytestmark = pytest.mark.model

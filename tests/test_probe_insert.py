@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litm.probe.corpus import Corpus, Unit, default_corpus
 from litm.errors import ProbeError
-from litm.probe.insert import fill_exact, insert_units, text_of
-from litm.probe.layouts import LAYOUTS
-from litm.probe.recipe import rebuild_prompt
-from litm.probe.tasks import ChainTask, MultiNeedleTask, NeedleTask
-from litm.probe.testing import WordTokenizer
+from litm.probe._corpus import Corpus, Unit, default_corpus
+from litm.probe._insert import fill_exact, insert_units, text_of
+from litm.probe._layouts import LAYOUTS
+from litm.probe._recipe import rebuild_prompt
+from litm.probe._tasks import ChainTask, MultiNeedleTask, NeedleTask
+from litm.probe._testing import WordTokenizer
 
 TOK = WordTokenizer()
 

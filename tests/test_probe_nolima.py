@@ -19,11 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from litm.cli import app
-from litm.eval.results import read_rows
+from litm.errors import ProbeError
+from litm.eval._results import read_rows
 from litm.models import register_backend, unregister_backend
 from litm.probe import ProbeConfig, get_task, rebuild_prompt, rescore_rows, run_probe, verify_row
-from litm.errors import ProbeError
-from litm.probe.nolima import (
+from litm.probe._nolima import (
     DATA_FILE,
     NolimaChain,
     NolimaItem,
@@ -37,8 +37,8 @@ from litm.probe.nolima import (
     parse_items,
     shared_content_words,
 )
-from litm.probe.tasks import _PARAPHRASES, ParaphraseTask
-from litm.probe.testing import DeadZoneModel
+from litm.probe._tasks import _PARAPHRASES, ParaphraseTask
+from litm.probe._testing import DeadZoneModel
 
 NAMES = {"name": "Zovalemi"}
 PEOPLE = {"a": "Zovalemi", "b": "Kirubato", "c": "Fenudasi", "d": "Plomaveku"}

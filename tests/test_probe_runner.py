@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 from litm.probe import (
     ProbeConfig,
     ProbeError,
@@ -20,9 +20,9 @@ from litm.probe import (
     verify_row,
     write_outputs,
 )
-from litm.probe.analysis import analyze
-from litm.probe.estimate import estimate
-from litm.probe.testing import DeadZoneModel
+from litm.probe._analysis import analyze
+from litm.probe._estimate import estimate
+from litm.probe._testing import DeadZoneModel
 
 SMALL = ProbeConfig(lengths=(256, 512), depths=(0.0, 0.5, 1.0), trials=4)
 
@@ -147,7 +147,7 @@ def test_adaptive_sampling_stops_settled_cells_early(tmp_path: Path) -> None:
     run = run_probe(DeadZoneModel(dead_zone=(0.3, 0.7)), cfg, tmp_path, progress=False)
     per_depth = {d: sum(1 for r in run.rows if r["kind"] == "trial" and r["depth"] == d) for d in cfg.depths}
     # 0/4 at 0.5 against 4/4 at both edges: no completion of the grid to 12 trials changes the verdicts
-    # (the rule of litm.probe.sequential), so every cell stops at min_trials.
+    # (the rule of litm.probe._sequential), so every cell stops at min_trials.
     assert per_depth == {0.0: 4, 0.5: 4, 1.0: 4}
     assert run.stopping is not None and run.stopping["needle"]["stopped_after_round"] == {
         "256|0": 3,
@@ -188,7 +188,7 @@ def test_results_log_skips_duplicate_keys(tmp_path: Path) -> None:
 
 
 def test_lengths_longer_than_the_corpus_are_inexact_not_wrong(tmp_path: Path) -> None:
-    from litm.probe.corpus import Corpus
+    from litm.probe._corpus import Corpus
 
     tiny = Corpus.from_texts(["The sun rose over the quiet hills. Birds sang in the tall old trees."], name="tiny")
     cfg = ProbeConfig(lengths=(200,), depths=(0.5,), trials=1, closed_book=False, layouts=("plain",))

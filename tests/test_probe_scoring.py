@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from litm.eval.scoring import MISS_CLASSES, first_line, normalize, score_output
+from litm.eval._scoring import MISS_CLASSES, first_line, normalize, score_output
 
 
 @pytest.mark.parametrize(

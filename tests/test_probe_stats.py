@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litm.eval.stats import fisher_greater, fisher_less, fisher_two_sided, wilson, wilson_half_width
+from litm.eval._stats import fisher_greater, fisher_less, fisher_two_sided, wilson, wilson_half_width
 
 
 @pytest.mark.parametrize(

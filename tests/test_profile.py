@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import litm
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 
 def test_interpolation_and_exact_ties() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.util.progress import LineProgress, Progress, format_duration, progress
+from litm.util._progress import LineProgress, Progress, format_duration, progress
 
 
 def test_lines_are_rate_limited_but_the_last_step_is_always_reported() -> None:
@@ -56,9 +56,9 @@ def test_format_duration() -> None:
 
 
 def test_probe_progress_lines_name_the_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from litm.probe.grid import ProbeConfig
-    from litm.probe.runner import run_probe
-    from litm.probe.testing import DeadZoneModel
+    from litm.probe._grid import ProbeConfig
+    from litm.probe._runner import run_probe
+    from litm.probe._testing import DeadZoneModel
 
     config = ProbeConfig(lengths=(256,), depths=(0.0, 1.0), trials=2)
     run_probe(DeadZoneModel(), config, tmp_path, progress=True)

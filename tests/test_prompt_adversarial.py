@@ -22,7 +22,7 @@ import pytest
 
 from litm.placement import place
 from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Neutralizer, Prompt, PromptBuilder, Wording, parse_prompt
-from litm.util.records import read_records
+from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"
 CASES: list[dict[str, str]] = read_records(DATA / "prompt_adversarial.jsonl")

@@ -10,7 +10,7 @@ import pytest
 
 from litm.errors import DuplicateIdError, LitmError, ModelNotFoundError, PromptError
 from litm.placement import place
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 from litm.prompt import (
     ChatTemplate,
     Neutralizer,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from litm.prompt import build_prompt, parse_prompt
-from litm.util.records import read_records
+from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"
 DOCS = DATA / "prompt_docs.jsonl"

@@ -25,7 +25,7 @@ from litm.prompt import (
     Wording,
     parse_prompt,
 )
-from litm.util.records import read_records
+from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "prompt_golden"

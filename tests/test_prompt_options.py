@@ -14,7 +14,7 @@ import pytest
 
 from litm.errors import InvalidOptionError, LitmError, PromptError, PromptOptionError
 from litm.placement import place
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 from litm.prompt import (
     AnchorOptions,
     ChatTemplate,
@@ -26,7 +26,7 @@ from litm.prompt import (
     Wording,
     build_prompt,
 )
-from litm.util.records import read_records
+from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"
 DOCS = read_records(DATA / "prompt_docs.jsonl")

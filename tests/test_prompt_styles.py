@@ -19,10 +19,10 @@ from litm.bench.design import build_prompt as bench_prompt
 from litm.bench.runner import BenchConfig, stage1_jobs
 from litm.errors import InvalidOptionError, PromptError
 from litm.placement import place
-from litm.placement.documents import Doc
-from litm.placement.plan import PlacementPlan, SlotInfo
+from litm.placement._documents import Doc
+from litm.placement._plan import PlacementPlan, SlotInfo
 from litm.probe import verify_row
-from litm.probe.items import render_docs
+from litm.probe._items import render_docs
 from litm.prompt import (
     STYLES,
     AnchorOptions,
@@ -35,7 +35,7 @@ from litm.prompt import (
     render_documents,
 )
 from litm.prompt.styles import get_style
-from litm.util.records import read_records
+from litm.util._records import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"

@@ -1,4 +1,4 @@
-"""Properties of the document input parser (:mod:`litm.util.records`) behind ``litm place``, ``prompt`` and ``fit``.
+"""Properties of the document input parser (:mod:`litm.util._records`) behind ``litm place``, ``prompt`` and ``fit``.
 
 * Any text, and any bytes read from a file, is a list of records or an :class:`~litm.errors.InputFormatError`
   that names the source (and the line, for JSON Lines); never another exception.
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.errors import InputFormatError
-from litm.util.records import decode_text, parse_json, parse_records, read_records
+from litm.util._records import decode_text, parse_json, parse_records, read_records
 
 VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),

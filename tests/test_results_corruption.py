@@ -1,4 +1,4 @@
-"""The probe and bench result logs (JSON Lines, :mod:`litm.eval.results`) and a run's ``run.json``, damaged at
+"""The probe and bench result logs (JSON Lines, :mod:`litm.eval._results`) and a run's ``run.json``, damaged at
 generated offsets.
 
 A log truncated anywhere opens as the rows whose lines are complete (a torn last line is cut: the
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.errors import EvalError
-from litm.eval.results import ResultsLog, changed_settings, read_rows, read_settings
+from litm.eval._results import ResultsLog, changed_settings, read_rows, read_settings
 
 ROWS = [
     {"key": f"trial|needle|512|{d}|{t}|plain", "task": "needle", "kind": "trial", "depth": d, "length": 512,

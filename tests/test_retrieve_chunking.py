@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from litm.errors import LitmError, RetrievalError
-from litm.eval.datasets import nq_rows
-from litm.models.tokenizers.bpe import OpenAITokenizer
-from litm.retrieve.chunking import chunk_spans, token_counter
-from litm.retrieve.embedder import MiniLMTokenizer
-from litm.util.sentences import split_sentences
+from litm.eval._datasets import nq_rows
+from litm.models.tokenizers._bpe import OpenAITokenizer
+from litm.retrieve._chunking import chunk_spans, token_counter
+from litm.retrieve._embedder import MiniLMTokenizer
+from litm.util._sentences import split_sentences
 
 MINILM = MiniLMTokenizer()
 
@@ -91,7 +91,7 @@ def test_unspaced_cjk_is_cut_between_characters_within_the_limit() -> None:
 
 @pytest.mark.parametrize("sep", [" ", ""])
 def test_cjk_chunks_end_where_the_sentence_splitter_ends_sentences(sep: str) -> None:
-    # Unspaced CJK (sep="") splits at 。 once litm.util.sentences learns to; either way chunk ends must be
+    # Unspaced CJK (sep="") splits at 。 once litm.util._sentences learns to; either way chunk ends must be
     # sentence ends whenever a sentence fits, so the chunker follows the one splitter the package has.
     text = sep.join(["装饰器可以修改函数的行为。", "生成器按需产生数据。", "上下文管理器负责清理资源。"])
     sentences = split_sentences(text)

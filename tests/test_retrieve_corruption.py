@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from litm.errors import CorruptIndexError, IndexVersionError, LitmError
 from litm.retrieve import Index, build_index, search
-from litm.retrieve.store import MANIFEST, Entry, Settings, manifest_checksum, read_manifest, write_snapshot
+from litm.retrieve._store import MANIFEST, Entry, Settings, manifest_checksum, read_manifest, write_snapshot
 
 FILES = {
     "keys.md": "# API keys\n\nRotate the API keys every 90 days in the admin console.",

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from litm.errors import LitmError, ModelError, ModelIntegrityError, ModelNotFoundError
-from litm.retrieve import model_files
-from litm.retrieve.embedder import MAX_TOKENS, MiniLM, MiniLMTokenizer
-from litm.retrieve.model_files import ONNX_SHA256, TOKENIZER_SHA256, onnx_model_path
-from litm.util.files import sha256_file
+from litm.retrieve import _model_files as model_files
+from litm.retrieve._embedder import MAX_TOKENS, MiniLM, MiniLMTokenizer
+from litm.retrieve._model_files import ONNX_SHA256, TOKENIZER_SHA256, onnx_model_path
+from litm.util._files import sha256_file
 from retrieve_reference import TEXTS, fp32_embed, load_reference, weights_path
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from litm.errors import InputFormatError
-from litm.retrieve.corpus import read_file, scan
-from litm.retrieve.formats import read_bytes
+from litm.retrieve._corpus import read_file, scan
+from litm.retrieve._formats import read_bytes
 
 
 def one(data: bytes | str, name: str):  # type: ignore[no-untyped-def]

@@ -19,8 +19,8 @@ from litm.errors import (
     RetrievalError,
 )
 from litm.retrieve import BM25, Dense, Index, MiniLM, MiniLMTokenizer, build_index
-from litm.retrieve import store as store_module
-from litm.retrieve.store import MANIFEST, manifest_checksum
+from litm.retrieve import _store as store_module
+from litm.retrieve._store import MANIFEST, manifest_checksum
 from test_retrieve_formats import make_pdf
 
 FILES = {

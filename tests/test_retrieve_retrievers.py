@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from litm.errors import InvalidScoreError, RetrievalError
-from litm.eval.datasets import nq_rows
+from litm.eval._datasets import nq_rows
 from litm.placement import place
 from litm.retrieve import (
     BM25,

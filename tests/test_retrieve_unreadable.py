@@ -21,8 +21,8 @@ from litm.errors import InputFormatError, LitmError, RetrievalError
 from litm.models import load_model
 from litm.rag import Pipeline
 from litm.retrieve import BM25, Dense, Hybrid, Index, build_index, make_retriever, shortfall
-from litm.retrieve.formats import EXTENSIONS, UnreadableFileError, not_text, read_bytes
-from litm.retrieve.rerank import DenseReranker, Reranked
+from litm.retrieve._formats import EXTENSIONS, UnreadableFileError, not_text, read_bytes
+from litm.retrieve._rerank import DenseReranker, Reranked
 
 TEXT_FORMATS = sorted(set(EXTENSIONS) - {".pdf"})
 

@@ -1,4 +1,4 @@
-"""The one sentence splitter (litm.util.sentences): Latin abbreviations, CJK punctuation, and its contract."""
+"""The one sentence splitter (litm.util._sentences): Latin abbreviations, CJK punctuation, and its contract."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litm.util.sentences import first_sentence, sentence_spans, split_sentences
+from litm.util._sentences import first_sentence, sentence_spans, split_sentences
 
 
 @pytest.mark.parametrize(

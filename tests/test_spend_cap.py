@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from litm.budget.margin import upper_of
+from litm.budget._margin import upper_of
 from litm.errors import PriceUnknownError, ReservationError, SpendBudgetExceeded, SpendRequestError
 from litm.models.tokenizers import TokenCount
-from litm.models.tokenizers.base import UNSTATED_MARGIN
+from litm.models.tokenizers._base import UNSTATED_MARGIN
 from litm.spend import APPROX_MARGIN, PriceTable, SpendCap
 from litm.spend.ledger import SQLiteLedger
 from spend_support import T0, Clock, MakeLedger, make_ledger_fixture  # noqa: F401

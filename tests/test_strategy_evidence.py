@@ -10,7 +10,7 @@ from types import ModuleType
 
 import litm
 from litm.placement import Edges
-from litm.placement.auto import FALLBACK_STRATEGY
+from litm.placement._auto import FALLBACK_STRATEGY
 
 ROOT = Path(__file__).resolve().parent.parent
 

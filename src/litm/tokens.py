@@ -6,7 +6,7 @@
   ``cl100k_base`` for GPT-4 and GPT-3.5), shipped in the ``bpe-openai`` package: exact, offline.
 * Anthropic models use the ``count_tokens`` endpoint when an API key is configured; OpenAI-compatible
   servers use ``tokenizer="local:/same/model.gguf"`` when given. Otherwise counts are a script-aware
-  estimate with a stated margin (:mod:`litm.models.tokenizers.estimate`).
+  estimate with a stated margin (:mod:`litm.models.tokenizers._estimate`).
 
 Every tokenizer says whether its counts are ``exact`` and, when not, by how much they may be low::
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from litm.models.base import Model, PromptLike
-from litm.models.spec import load_model
+from litm.models._base import Model, PromptLike
+from litm.models._spec import load_model
 from litm.models.tokenizers import (
     ANTHROPIC_CHARS_PER_TOKEN,
     CL100K_SHA256,

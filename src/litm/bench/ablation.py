@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.eval.stats import Cell, mcnemar_exact, round_p
+from litm.eval._stats import Cell, mcnemar_exact, round_p
 
 __all__ = ["ablation_cells", "ablation_vs_plain"]
 

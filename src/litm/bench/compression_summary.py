@@ -30,8 +30,8 @@ from typing import Any
 
 from litm.bench.analysis import rank_weights
 from litm.bench.likelihood import paired_difference
-from litm.eval.results import read_rows
-from litm.eval.stats import mcnemar_exact, mean_ci, round_p, wilson
+from litm.eval._results import read_rows
+from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
 
 __all__ = ["COMPRESS_SUMMARY", "compression_markdown", "compression_summary", "write_compression_outputs"]
 

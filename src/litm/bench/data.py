@@ -24,8 +24,8 @@ from typing import Any
 
 from litm.bench.retrieval import index_folder, searcher
 from litm.errors import EvalError, InvalidOptionError, MissingDependencyError
-from litm.eval.datasets import nq_rows
-from litm.eval.scoring import normalize
+from litm.eval._datasets import nq_rows
+from litm.eval._scoring import normalize
 
 __all__ = ["Passage", "QAItem", "contains_answer", "eligible_questions", "load_items", "mine_distractors"]
 

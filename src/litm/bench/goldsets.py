@@ -43,8 +43,8 @@ from litm.bench.design import (
     seed_of,
 )
 from litm.bench.likelihood import paired_difference
-from litm.eval.stats import Cell, mean_ci
-from litm.placement.profile import PositionProfile
+from litm.eval._stats import Cell, mean_ci
+from litm.placement._profile import PositionProfile
 
 __all__ = ["GOLDSET_STRATEGIES", "METRICS", "goldset_jobs", "goldset_markdown", "goldset_summary"]
 

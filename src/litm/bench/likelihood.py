@@ -1,7 +1,7 @@
 """The likelihood metric of the strategy benchmark: how probable the model finds the gold answer, by slot.
 
 Each prompt is also scored by the teacher-forced log-probability of every accepted answer (see
-:mod:`litm.models.logprobs`); a row's ``likelihood`` is the mean per-token log-probability of its likeliest
+:mod:`litm.models._logprobs`); a row's ``likelihood`` is the mean per-token log-probability of its likeliest
 accepted answer. It is continuous, so a position effect shows with far fewer questions than first-line
 accuracy needs, but it measures something different: how strongly the model is pulled towards the right
 answer, not whether it writes it. A position where the likelihood drops is one where the model would need
@@ -36,7 +36,7 @@ from litm.bench.analysis import (
     slot_values,
 )
 from litm.bench.design import STRATEGIES
-from litm.eval.stats import bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
+from litm.eval._stats import bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
 
 __all__ = ["likelihood_summary", "middle_vs_edges", "paired_difference", "slot_likelihood", "strategy_likelihood"]
 

@@ -21,7 +21,7 @@ from litm.bench.likelihood import likelihood_summary
 from litm.bench.markdown import summary_markdown
 from litm.bench.settings import RESULTS, SETTINGS
 from litm.errors import EvalError
-from litm.eval.results import read_rows
+from litm.eval._results import read_rows
 
 __all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs"]
 

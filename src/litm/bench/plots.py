@@ -20,8 +20,8 @@ from typing import Any
 
 from litm.bench.analysis import best_fixed
 from litm.bench.design import arrangement
-from litm.eval.plots import pyplot
-from litm.placement.profile import PositionProfile
+from litm.eval._plots import pyplot
+from litm.placement._profile import PositionProfile
 
 __all__ = ["write_plots"]
 

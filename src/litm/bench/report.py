@@ -21,7 +21,7 @@ from litm.bench.markdown import gain_text
 from litm.errors import EvalError
 
 # The probe report's page style and helpers, so both reports look alike.
-from litm.eval.html import CSS, colour, esc, img_tag
+from litm.eval._html import CSS, colour, esc, img_tag
 
 __all__ = ["find_runs", "write_report"]
 

@@ -21,9 +21,9 @@ from typing import Any
 from litm._version import __version__
 from litm.bench.config import BenchConfig, BenchError
 from litm.bench.sources import describe
-from litm.eval.results import changed_settings
-from litm.eval.runs import model_mode
-from litm.models.base import Model
+from litm.eval._results import changed_settings
+from litm.eval._runs import model_mode
+from litm.models._base import Model
 
 __all__ = [
     "BATCH_BEFORE_SETTING",

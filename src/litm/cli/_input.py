@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from litm.util.records import decode_text, parse_records, read_records
+from litm.util._records import decode_text, parse_records, read_records
 
 
 def read_stdin() -> str:

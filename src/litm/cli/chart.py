@@ -16,11 +16,11 @@ import typer
 
 from litm.cli import app
 from litm.cli._options import check_strategy
-from litm.eval.html import CSS, esc, img_tag
-from litm.eval.plots import pyplot
+from litm.eval._html import CSS, esc, img_tag
+from litm.eval._plots import pyplot
 from litm.placement import DEFAULT_STRATEGY, PositionProfile
 from litm.rag.chart import RankChart, rank_chart
-from litm.util.files import atomic_write
+from litm.util._files import atomic_write
 
 __all__ = ["bundled_profile", "write_chart"]
 

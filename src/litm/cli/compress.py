@@ -16,8 +16,8 @@ import typer
 from litm.cli import app
 from litm.compress import SCORERS, UNITS, compress_records, parse_target
 from litm.errors import InvalidOptionError
-from litm.util.files import atomic_write
-from litm.util.records import decode_text, parse_records
+from litm.util._files import atomic_write
+from litm.util._records import decode_text, parse_records
 
 
 @app.command("compress")

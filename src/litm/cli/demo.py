@@ -28,8 +28,8 @@ import typer
 
 from litm.cli import app
 from litm.cli._options import check_strategy
-from litm.eval.datasets import nq_rows
-from litm.eval.scoring import score_output
+from litm.eval._datasets import nq_rows
+from litm.eval._scoring import score_output
 from litm.models import Model, load_model
 from litm.placement import DEFAULT_STRATEGY, AutoOrder, PositionProfile, get_strategy
 from litm.rag import DEFAULT_MODEL, Answer, Pipeline, Prepared
@@ -109,9 +109,9 @@ def _committed_profile() -> tuple[PositionProfile, int, str]:
 
 def _probed_profile(model: Model, out: Path, quick: bool, progress: bool) -> tuple[PositionProfile, int, str]:
     from litm.cli.probe import _echo_summary
-    from litm.probe.grid import ProbeConfig
-    from litm.probe.outputs import write_outputs
-    from litm.probe.runner import run_probe
+    from litm.probe._grid import ProbeConfig
+    from litm.probe._outputs import write_outputs
+    from litm.probe._runner import run_probe
 
     grid = _QUICK if quick else _PROBE
     config = ProbeConfig(tasks=("needle",), **grid)  # type: ignore[arg-type]

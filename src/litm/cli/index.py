@@ -10,7 +10,7 @@ import typer
 
 from litm.cli import app
 from litm.retrieve import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, Hit, Index, build_index, make_retriever, shortfall
-from litm.util.progress import progress
+from litm.util._progress import progress
 
 
 class RetrieverOpt(StrEnum):

@@ -20,7 +20,7 @@ from litm.cli._input import read_stdin
 from litm.errors import InputFormatError
 from litm.models import EMBEDDED, Model, backends, cache_dir, load_model
 from litm.prompt.messages import Message
-from litm.util.records import decode_text, parse_json
+from litm.util._records import decode_text, parse_json
 
 _MODEL_HELP = (
     "Model spec: local, local:smollm2, local:PATH.gguf, openai:MODEL, openai-compatible:URL@MODEL, anthropic:MODEL."

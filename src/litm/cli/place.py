@@ -12,8 +12,8 @@ from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import DedupOpt, RankByOpt, check_strategy
 from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, place
-from litm.placement.profile import PositionProfile
-from litm.util.files import atomic_write
+from litm.placement._profile import PositionProfile
+from litm.util._files import atomic_write
 
 
 @app.command("place")

@@ -10,15 +10,15 @@
 
 Python is resolved exactly (``ast`` spans, jedi references through imports and aliases); JavaScript,
 TypeScript, Go, Rust and Java are matched by name through tree-sitter tag queries, and say so
-(``resolution == "name"``). Pieces are :class:`litm.placement.documents.Doc` values (:meth:`CodeContext.docs`), so
+(``resolution == "name"``). Pieces are :class:`litm.placement._documents.Doc` values (:meth:`CodeContext.docs`), so
 litm's placement and anchored prompts apply unchanged. Needs the ``code`` extra: ``pip install 'litm[code]'``.
 """
 
-from litm.code.context import code_context, make_workspace
-from litm.code.pieces import KINDS, CodePiece
-from litm.code.result import RENDER_FORMATS, CodeContext, render_docs
-from litm.code.source import LANGUAGES, language_of
-from litm.code.target import TargetSpec, parse_target
+from litm.code._context import code_context, make_workspace
+from litm.code._pieces import KINDS, CodePiece
+from litm.code._result import RENDER_FORMATS, CodeContext, render_docs
+from litm.code._source import LANGUAGES, language_of
+from litm.code._target import TargetSpec, parse_target
 
 __all__ = [
     "KINDS",

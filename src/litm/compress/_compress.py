@@ -32,12 +32,12 @@ from litm.compress._scorers import ScoreCache, Scorer, get_scorer
 from litm.compress._select import select
 from litm.compress._terms import rare_terms, terms
 from litm.errors import CompressionError, InvalidOptionError, InvalidOptionTypeError
-from litm.models.base import Model
+from litm.models._base import Model
 from litm.models.tokenizers import UNSTATED_MARGIN, safety_margin
 from litm.placement import Strategy, get_strategy, place
-from litm.placement.documents import Doc, to_docs
+from litm.placement._documents import Doc, to_docs
 from litm.tokens import get_tokenizer
-from litm.util.sentences import sentence_spans
+from litm.util._sentences import sentence_spans
 
 __all__ = ["PROTECT", "UNITS", "Compressor", "TargetCounter", "compress", "parse_target"]
 

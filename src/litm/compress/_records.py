@@ -1,7 +1,7 @@
 """Compress question records (what ``litm compress`` reads): one question and its documents per record.
 
 A record is a JSON object ``{"question": str, "documents": [...]}`` (``docs`` is accepted too); each document
-is anything :func:`~litm.placement.documents.to_doc` reads (a string, or an object with ``text`` /
+is anything :func:`~litm.placement._documents.to_doc` reads (a string, or an object with ``text`` /
 ``content`` / ``page_content`` and optional ``id``, ``title``, ``source``, ``score``). A record that breaks
 this is a :class:`~litm.errors.CompressionError` naming its number, before any scoring is done.
 

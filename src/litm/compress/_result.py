@@ -1,13 +1,13 @@
 """What compression returns: each document's kept spans (mapped back to the source), and the whole result.
 
 A :class:`CompressedDoc` keeps the original document's id, title, source and score; its ``doc`` is the
-compressed text as a :class:`~litm.placement.documents.Doc` ready for placement and prompts, and its
+compressed text as a :class:`~litm.placement._documents.Doc` ready for placement and prompts, and its
 ``spans`` are the kept sentences as ``(start, end)`` character offsets into the *original* text, in
 source order, so a citation or an attribution span found in the compressed text can be mapped back with
 :meth:`CompressedDoc.to_original`.
 
 Example:
-    >>> from litm.placement.documents import Doc
+    >>> from litm.placement._documents import Doc
     >>> original = Doc(text="Alpha one. Beta two. Gamma three.", id="d1")
     >>> c = CompressedDoc.from_spans(original, [(0, 10), (21, 33)], tokens=6, original_tokens=9, reason="kept")
     >>> c.doc.text
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litm.errors import InvalidOptionError
-from litm.placement.documents import Doc
+from litm.placement._documents import Doc
 
 __all__ = ["SEPARATOR", "Compressed", "CompressedDoc", "original_offset"]
 
@@ -164,7 +164,7 @@ class Compressed:
 
     @property
     def kept_docs(self) -> list[Doc]:
-        """The surviving documents as :class:`~litm.placement.documents.Doc` values, in output order."""
+        """The surviving documents as :class:`~litm.placement._documents.Doc` values, in output order."""
         return [c.doc for c in self.kept]
 
     @property

@@ -19,7 +19,7 @@ again).
 
 Example:
     >>> scorer = RetrieverScorer()
-    >>> from litm.placement.documents import Doc
+    >>> from litm.placement._documents import Doc
     >>> scorer.score_documents("q", [Doc(text="a", id="1", score=0.2), Doc(text="b", id="2", score=0.9)])
     [0.2, 0.9]
     >>> scorer.score_sentences("q", Doc(text="One. Two.", id="1"), [(0, 4), (5, 9)])
@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import CompressionError, InvalidOptionError, LogprobsUnavailableError
-from litm.models.base import Model
-from litm.models.logprobs import supports_logprobs
-from litm.models.spec import load_model
-from litm.placement.documents import Doc
-from litm.retrieve.embedder import MiniLM
+from litm.models._base import Model
+from litm.models._logprobs import supports_logprobs
+from litm.models._spec import load_model
+from litm.placement._documents import Doc
+from litm.retrieve._embedder import MiniLM
 
 __all__ = ["SCORERS", "EmbedScorer", "LMScorer", "RetrieverScorer", "ScoreCache", "Scorer", "get_scorer"]
 
@@ -209,7 +209,7 @@ class LMScorer:
     """Question-conditioned log-probabilities from a small local causal LM; see the module docstring.
 
     ``model`` is a loaded :class:`~litm.models.Model` or a spec (default ``"local"``, the embedded model) that
-    can score continuations (:func:`~litm.models.logprobs.supports_logprobs`); anything else is a
+    can score continuations (:func:`~litm.models._logprobs.supports_logprobs`); anything else is a
     :class:`~litm.errors.LogprobsUnavailableError`.
     """
 

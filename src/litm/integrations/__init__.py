@@ -15,7 +15,7 @@ and ``import litm.integrations`` import no framework):
                                                             ``haystack_integrations.components...litm``)
 ================================ ========================== ==============================================
 
-Each framework gets the same three steps (:mod:`litm.integrations.steps`): a reorderer (any litm strategy,
+Each framework gets the same three steps (:mod:`litm.integrations._steps`): a reorderer (any litm strategy,
 a measured profile included, and the framework's own order for migration), a token-budget trimmer (an exact
 tokenizer, the lowest-ranked cut first, the placement kept) and a prompt assembler (litm's anchored prompt in
 the framework's message type), configured by a :class:`Placing` and a :class:`Budget`; and a question-aware
@@ -27,8 +27,8 @@ Example:
     ('d2', 'd4', 'd3', 'd1')
 """
 
-from litm.integrations.compression import METADATA_KEY, Compressing, Compression, provenance
-from litm.integrations.options import (
+from litm.integrations._compression import METADATA_KEY, Compressing, Compression, provenance
+from litm.integrations._options import (
     COUNT_AS,
     RANK_BY,
     Budget,
@@ -38,7 +38,7 @@ from litm.integrations.options import (
     as_profile,
     optional_budget,
 )
-from litm.integrations.steps import Assembled, Trimmed, assemble, reorder, trim
+from litm.integrations._steps import Assembled, Trimmed, assemble, reorder, trim
 
 __all__ = [
     "COUNT_AS",

@@ -16,12 +16,12 @@ Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o
 :func:`register_backend`.
 """
 
-from litm.models.anthropic_backend import AnthropicModel, AnthropicTokenizer
-from litm.models.base import Completion, GenerationRequest, Model, PromptInput, PromptLike, complete_many
-from litm.models.embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
-from litm.models.local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
-from litm.models.openai_backend import OpenAIModel
-from litm.models.spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
+from litm.models._anthropic_backend import AnthropicModel, AnthropicTokenizer
+from litm.models._base import Completion, GenerationRequest, Model, PromptInput, PromptLike, complete_many
+from litm.models._embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
+from litm.models._local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
+from litm.models._openai_backend import OpenAIModel
+from litm.models._spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
 from litm.prompt.messages import Message
 
 __all__ = [

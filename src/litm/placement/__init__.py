@@ -13,13 +13,13 @@ Example:
     ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
 """
 
-from litm.placement.auto import AutoOrder, profile_for, register_profile, registered_profiles, unregister_profile
-from litm.placement.documents import Doc, to_doc, to_docs
-from litm.placement.place import place
-from litm.placement.plan import PlacementPlan, SlotInfo
-from litm.placement.profile import PositionProfile
-from litm.placement.ranking import Dedup, Dropped, RankBy, Ranked, Ranking, rank
-from litm.placement.registry import (
+from litm.placement._auto import AutoOrder, profile_for, register_profile, registered_profiles, unregister_profile
+from litm.placement._documents import Doc, to_doc, to_docs
+from litm.placement._place import place
+from litm.placement._plan import PlacementPlan, SlotInfo
+from litm.placement._profile import PositionProfile
+from litm.placement._ranking import Dedup, Dropped, RankBy, Ranked, Ranking, rank
+from litm.placement._registry import (
     DEFAULT_STRATEGY,
     ENTRY_POINT_GROUP,
     STRATEGIES,
@@ -28,8 +28,8 @@ from litm.placement.registry import (
     strategy_names,
     unregister_strategy,
 )
-from litm.placement.strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
-from litm.placement.strategy import DEFAULT_MIN_DOCS, Strategy
+from litm.placement._strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
+from litm.placement._strategy import DEFAULT_MIN_DOCS, Strategy
 
 __all__ = [
     "DEFAULT_MIN_DOCS",

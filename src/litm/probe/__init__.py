@@ -2,11 +2,11 @@
 
 ``litm probe --model local`` (or :func:`run_probe` + :func:`write_outputs`) runs a grid of context
 lengths x needle depths x trials for tasks of graded difficulty (``needle``, ``paraphrase``, ``chain``,
-``multi``, ``kv``, ``docqa``, and the non-literal ``nolima`` family of :mod:`litm.probe.nolima`), with a
+``multi``, ``kv``, ``docqa``, and the non-literal ``nolima`` family of :mod:`litm.probe._nolima`), with a
 closed-book control and two prompt layouts, scores answers deterministically (Liu et al.'s normalised
 first-line match) and classes every miss. The analysis gives accuracy with Wilson intervals, the dead zone
 (depths significantly below the better edge), the effective context length, a recommended
-``max_input_tokens`` and a :class:`~litm.placement.profile.PositionProfile` that the ``profile`` placement
+``max_input_tokens`` and a :class:`~litm.placement._profile.PositionProfile` that the ``profile`` placement
 strategy and the token gate consume.
 
 Example:
@@ -18,26 +18,26 @@ Example:
 """
 
 from litm.errors import ProbeError
-from litm.eval.results import ResultsLog, read_rows
-from litm.eval.runs import model_mode
-from litm.eval.scoring import MISS_CLASSES, Score, normalize, score_output
-from litm.eval.stats import Cell, fisher_less, fisher_two_sided, wilson
-from litm.probe.analysis import DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
-from litm.probe.corpus import Corpus, default_corpus, load_corpus, split_sentences
-from litm.probe.estimate import Estimate, estimate
-from litm.probe.export import ProfileDiff, accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
-from litm.probe.grid import ProbeConfig, TrialSpec, parse_depths, parse_lengths, plan
-from litm.probe.insert import build_exact, fill_exact, insert_units
-from litm.probe.layouts import LAYOUTS, Layout, get_layout
-from litm.probe.outputs import ProbeOutputs, write_outputs
-from litm.probe.recipe import rebuild_prompt, verify_row
-from litm.probe.registry import TASKS, get_task
-from litm.probe.rescore import rescore_rows
-from litm.probe.rows import PROBE_VERSION
-from litm.probe.runner import ProbeRun, run_probe
-from litm.probe.schedule import PrefillCost
-from litm.probe.sequential import StoppingRule, simulate
-from litm.probe.tasks import Task, TaskInstance
+from litm.eval._results import ResultsLog, read_rows
+from litm.eval._runs import model_mode
+from litm.eval._scoring import MISS_CLASSES, Score, normalize, score_output
+from litm.eval._stats import Cell, fisher_less, fisher_two_sided, wilson
+from litm.probe._analysis import DeadZone, EdgeCheck, TaskAnalysis, analyze, dead_zone, effective_length
+from litm.probe._corpus import Corpus, default_corpus, load_corpus, split_sentences
+from litm.probe._estimate import Estimate, estimate
+from litm.probe._export import ProfileDiff, accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
+from litm.probe._grid import ProbeConfig, TrialSpec, parse_depths, parse_lengths, plan
+from litm.probe._insert import build_exact, fill_exact, insert_units
+from litm.probe._layouts import LAYOUTS, Layout, get_layout
+from litm.probe._outputs import ProbeOutputs, write_outputs
+from litm.probe._recipe import rebuild_prompt, verify_row
+from litm.probe._registry import TASKS, get_task
+from litm.probe._rescore import rescore_rows
+from litm.probe._rows import PROBE_VERSION
+from litm.probe._runner import ProbeRun, run_probe
+from litm.probe._schedule import PrefillCost
+from litm.probe._sequential import StoppingRule, simulate
+from litm.probe._tasks import Task, TaskInstance
 
 __all__ = [
     "LAYOUTS",

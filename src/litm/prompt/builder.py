@@ -13,7 +13,7 @@ escaping    :class:`~litm.prompt.options.Escaping`            extra special toke
 
 and :meth:`PromptBuilder.build` applies them to documents and a question (see
 :mod:`litm.prompt.render` for the layout). The builder does not place documents: it keeps the order it
-is given, or a :class:`~litm.placement.plan.PlacementPlan` from :func:`litm.place` (or from ``fit``,
+is given, or a :class:`~litm.placement._plan.PlacementPlan` from :func:`litm.place` (or from ``fit``,
 which ranks, places and trims). :func:`build_prompt` is the one-call convenience: it places with
 ``strategy=`` (when given) and then builds.
 
@@ -39,8 +39,8 @@ from typing import Any
 
 from litm.errors import PromptError, PromptOptionError
 from litm.placement import Strategy, place
-from litm.placement.plan import PlacementPlan
-from litm.placement.profile import PositionProfile
+from litm.placement._plan import PlacementPlan
+from litm.placement._profile import PositionProfile
 from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
@@ -293,7 +293,7 @@ class PromptBuilder:
     ) -> Prompt:
         """Anchor and lay out ``docs`` around ``question``, in the order given.
 
-        ``docs`` is a :class:`~litm.placement.plan.PlacementPlan`, used as is, or anything
+        ``docs`` is a :class:`~litm.placement._plan.PlacementPlan`, used as is, or anything
         :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``, LangChain / LlamaIndex /
         Haystack documents), kept in order (with a deprecated ``strategy=``, placed by it). Ids must be
         unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`; dedup with

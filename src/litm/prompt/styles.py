@@ -21,7 +21,7 @@ Document [3]) but not parsed back.
 probe and the demo all call it (or the builder on top of it).
 
 Example:
-    >>> from litm.placement.documents import Doc
+    >>> from litm.placement._documents import Doc
     >>> print(render_documents([Doc("Paris is in France.", "a", title="Paris")], "liu"))
     Document [1](Title: Paris) Paris is in France.
     >>> print(render_documents([Doc("x", "a", score=0.9)], AnchorOptions(style="bracket", positions=False)))
@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from litm.errors import PromptError
 from litm.placement import place
-from litm.placement.plan import SlotInfo
+from litm.placement._plan import SlotInfo
 from litm.prompt.anchors import STYLES, AnchorOptions, shown_ids, shown_score
 from litm.prompt.blocks import ParsedBlock, scan_closed
 from litm.prompt.escape import XML_ATTR, Entities, Neutralizer
@@ -355,8 +355,8 @@ def render_documents(
 ) -> str:
     """The document blocks of ``docs`` (in the order given), joined as the style joins them.
 
-    ``docs`` are :class:`~litm.placement.documents.Doc` values or anything
-    :func:`~litm.placement.documents.to_doc` reads. ``style`` is a style name or full
+    ``docs`` are :class:`~litm.placement._documents.Doc` values or anything
+    :func:`~litm.placement._documents.to_doc` reads. ``style`` is a style name or full
     :class:`~litm.prompt.anchors.AnchorOptions`; ``template`` gives the ``xml`` names (English by
     default); ``neutralizer`` defaults to the style's own.
     """

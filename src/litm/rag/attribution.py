@@ -15,7 +15,7 @@ nine months") is no copy, so when no document contains the answer verbatim, it i
 content words and numbers: both sides are normalised (NFKC, case folded, number words as digits, thousands
 separators dropped, a light English stemming, function words dropped; Chinese, Japanese and Korean text as
 character bigrams, since no segmenter ships with litm), each document is cut into sentences by the package's
-one splitter (:mod:`litm.util.sentences`), and the score of a span (one sentence or two adjacent ones) is the
+one splitter (:mod:`litm.util._sentences`), and the score of a span (one sentence or two adjacent ones) is the
 share of the answer's content words it holds. The best-scoring documents are reported, with that span, when
 the score is at least :data:`MIN_SCORE` and every number of the answer is in the span: "ten months" is not
 grounded by "nine months". A verbatim match scores 1. The limit: a content word swapped for another (a
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.compress import original_offset
-from litm.placement.plan import PlacementPlan, SlotInfo
-from litm.util.sentences import sentence_spans
+from litm.placement._plan import PlacementPlan, SlotInfo
+from litm.util._sentences import sentence_spans
 
 __all__ = ["MIN_CHARS", "MIN_SCORE", "Grounding", "content_tokens", "ground"]
 

@@ -17,7 +17,7 @@ __all__ = ["BASE_MODEL_STOP", "DEFAULT_ANSWER_TOKENS", "DEFAULT_K", "DEFAULT_MOD
 DEFAULT_MODEL = "local"
 #: Chunks retrieved per question: the benchmark's k, where the committed position profile was measured.
 DEFAULT_K = 10
-#: ``hybrid`` on an index with vectors, ``bm25`` on one without (see :mod:`litm.retrieve.retrievers`).
+#: ``hybrid`` on an index with vectors, ``bm25`` on one without (see :mod:`litm.retrieve._retrievers`).
 DEFAULT_RETRIEVER = "auto"
 #: The answer's token limit, reserved from the input budget so the answer always has room.
 DEFAULT_ANSWER_TOKENS = 64

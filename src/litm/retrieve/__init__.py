@@ -10,7 +10,7 @@ Everything runs on bundled or pip-installed files; nothing is downloaded at run 
   PyStemmer), :class:`Dense` (all-MiniLM-L6-v2 int8 ONNX), :class:`Hybrid` (reciprocal rank fusion).
 * Rerankers (off by default): :class:`DenseReranker`, :class:`CrossEncoderReranker` for your own model,
   :class:`Reranked` to chain one after a retriever.
-* A :class:`Hit` carries the chunk as a :class:`~litm.placement.documents.Doc` (``hit.doc``), its score, the
+* A :class:`Hit` carries the chunk as a :class:`~litm.placement._documents.Doc` (``hit.doc``), its score, the
   score's direction, its rank and the retriever's name.
 
 The optional dependencies come with ``pip install 'litm[rag]'``.
@@ -27,15 +27,15 @@ Example:
     ['france.md']
 """
 
-from litm.retrieve.bm25 import BM25
-from litm.retrieve.chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, CountsTokens, chunk_spans
-from litm.retrieve.dense import Dense
-from litm.retrieve.embedder import Embedder, MiniLM, MiniLMTokenizer
-from litm.retrieve.hits import Chunk, Hit, Reranker, Retriever, docs
-from litm.retrieve.hybrid import RRF_K, Hybrid
-from litm.retrieve.index import Index, SyncReport, build_index
-from litm.retrieve.rerank import CrossEncoderReranker, DenseReranker, Reranked
-from litm.retrieve.retrievers import RERANKERS, RETRIEVERS, index_of, make_retriever, search, shortfall
+from litm.retrieve._bm25 import BM25
+from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, CountsTokens, chunk_spans
+from litm.retrieve._dense import Dense
+from litm.retrieve._embedder import Embedder, MiniLM, MiniLMTokenizer
+from litm.retrieve._hits import Chunk, Hit, Reranker, Retriever, docs
+from litm.retrieve._hybrid import RRF_K, Hybrid
+from litm.retrieve._index import Index, SyncReport, build_index
+from litm.retrieve._rerank import CrossEncoderReranker, DenseReranker, Reranked
+from litm.retrieve._retrievers import RERANKERS, RETRIEVERS, index_of, make_retriever, search, shortfall
 
 __all__ = [
     "BM25",

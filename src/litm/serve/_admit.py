@@ -5,13 +5,13 @@
 3. **resolve the model**: a model the config does not route is refused (404), one the key may not call
    403, one served by the other provider family's endpoint 400; its price was checked at start-up;
 4. **count** the request with the model's tokenizer through the guard's
-   :class:`~litm.budget.guard.gate.TokenGate` (``count_request``: the count's bound ``upper`` is exact, or
+   :class:`~litm.budget._guard.gate.TokenGate` (``count_request``: the count's bound ``upper`` is exact, or
    raised by the tokenizer's stated margin): 400 when it cannot;
 5. over the model's input limit (compared with ``upper``): 400 ``context_length_exceeded``, or, for a key
    with ``compact``, the conversation compacted to fit (the gate's ``on_exceed="trim"``) and said so;
 6. no output limit: the key's ``default_max_tokens`` is written into the request, or it is refused (400);
 7. **reserve** the worst case on every scope of the key's chain, atomically (litm.spend's
-   :class:`~litm.budget.guard.spend.SpendStep`, the same rules as a guarded SDK client: the request's
+   :class:`~litm.budget._guard.spend.SpendStep`, the same rules as a guarded SDK client: the request's
    limit times ``n``, cache-write rates only when an Anthropic request caches, price variants from the
    body): over budget, 402 naming the scope, limit, settled, held and requested micro-dollars; a scope
    without a limit 402; a ledger that does not answer 503 (fail closed). A reserve that was sent and never
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from litm.budget.guard.gate import TokenGate
-from litm.budget.guard.pipeline import Call
-from litm.budget.guard.spend import OUTPUT_LIMITS, SpendStep, output_limit
+from litm.budget._guard.gate import TokenGate
+from litm.budget._guard.pipeline import Call
+from litm.budget._guard.spend import OUTPUT_LIMITS, SpendStep, output_limit
 from litm.errors import (
     ContextBudgetExceeded,
     LedgerUnavailableError,

@@ -3,8 +3,8 @@
 Each event goes to the client as soon as its blank line arrives, unchanged, except one: the usage-only chunk
 of an OpenAI chat stream that the gateway asked for on the client's behalf (the client did not set
 ``stream_options.include_usage``), which is read and not passed on. The usage is read by litm's own
-:class:`~litm.budget.guard.metering.StreamUsage` (the guarded SDK clients' reader) over the parsed events,
-and the hold is booked by :class:`~litm.budget.guard.metering.StreamMeter`: settled with the final usage
+:class:`~litm.budget._guard.metering.StreamUsage` (the guarded SDK clients' reader) over the parsed events,
+and the hold is booked by :class:`~litm.budget._guard.metering.StreamMeter`: settled with the final usage
 when the stream ends (or stopped right after it), charged in full when the stream ends without usage, the
 upstream breaks, or the client goes away first.
 
@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import httpx
 
-from litm.budget.guard.metering import StreamMeter, StreamUsage
+from litm.budget._guard.metering import StreamMeter, StreamUsage
 
 __all__ = ["relay"]
 

@@ -79,7 +79,7 @@ class SpendCap:
     ``scopes``: the default chain, outermost first. ``prices``: a :class:`PriceTable` or a mapping of
     user prices merged over the shipped snapshot. ``lease_s``: how long a hold lives before it is charged
     in full. ``margin``: the fraction added to a bare-int prompt count not stated exact (default: the
-    tokenizer layer's :data:`~litm.models.tokenizers.base.UNSTATED_MARGIN`, 0.25; a
+    tokenizer layer's :data:`~litm.models.tokenizers._base.UNSTATED_MARGIN`, 0.25; a
     :class:`~litm.models.tokenizers.TokenCount` carries its own). ``fail_open``: let calls through, logged,
     while the ledger is unreachable (off by default: fail closed).
 

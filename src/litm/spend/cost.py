@@ -7,7 +7,7 @@ output rate. The prompt count is either a :class:`~litm.models.tokenizers.TokenC
 gate and ``count_request`` return), whose own bound :attr:`~litm.models.tokenizers.TokenCount.upper` is
 used as it is (no second margin), or a bare int with ``input_exact``: an int not stated exact is raised by
 :data:`APPROX_MARGIN`, which IS the tokenizer layer's margin for an approximate count that states none
-(:data:`~litm.models.tokenizers.base.UNSTATED_MARGIN`, 25 %): one policy for the token gate and the cap.
+(:data:`~litm.models.tokenizers._base.UNSTATED_MARGIN`, 25 %): one policy for the token gate and the cap.
 The total is rounded up to whole micro-dollars. The guarded call must send ``max_tokens``, so the provider
 cannot bill more output.
 
@@ -37,7 +37,7 @@ from typing import Any
 from litm.errors import PriceUnknownError, SpendRequestError
 from litm.models import Completion
 from litm.models.tokenizers import TokenCount
-from litm.models.tokenizers.base import UNSTATED_MARGIN
+from litm.models.tokenizers._base import UNSTATED_MARGIN
 from litm.spend.money import micros_ceil
 from litm.spend.prices import ModelRates, PriceTable, default_table
 

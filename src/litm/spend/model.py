@@ -41,7 +41,7 @@ from typing import Any
 
 from litm.errors import InvalidOptionError, PriceUnknownError
 from litm.models import Completion, GenerationRequest, Model, PromptLike
-from litm.models.base import NativePrompt
+from litm.models._base import NativePrompt
 from litm.models.tokenizers import TokenCount, Tokenizer, safety_margin
 from litm.spend.budget import SpendCap
 from litm.spend.outcome import may_be_billed

@@ -30,12 +30,12 @@ Example:
     ['d1', 'd3', 'd5', 'd4', 'd2']
 """
 
-from litm.retrieve.deps import require
+from litm.retrieve._deps import require
 
 require("haystack", "litm.integrations.haystack", "pip install 'litm[haystack]'")
 
-from litm.integrations.haystack.builder import LitmPromptBuilder  # noqa: E402
-from litm.integrations.haystack.compressor import LitmCompressor  # noqa: E402
-from litm.integrations.haystack.rankers import LitmRanker, LitmTrimmer  # noqa: E402
+from litm.integrations.haystack._builder import LitmPromptBuilder  # noqa: E402
+from litm.integrations.haystack._compressor import LitmCompressor  # noqa: E402
+from litm.integrations.haystack._rankers import LitmRanker, LitmTrimmer  # noqa: E402
 
 __all__ = ["LitmCompressor", "LitmPromptBuilder", "LitmRanker", "LitmTrimmer"]

@@ -30,13 +30,13 @@ Example:
     ['d2', 'd4', 'd6', 'd5', 'd3', 'd1']
 """
 
-from litm.retrieve.deps import require
+from litm.retrieve._deps import require
 
 require("langchain_core", "litm.integrations.langchain", "pip install 'litm[langchain]'")
 
-from litm.integrations.langchain.compressor import LitmCompressor  # noqa: E402
-from litm.integrations.langchain.documents import LitmReorder, LitmTrimmer  # noqa: E402
-from litm.integrations.langchain.prompt import LitmPrompt  # noqa: E402
-from litm.integrations.langchain.retriever import LitmRetriever  # noqa: E402
+from litm.integrations.langchain._compressor import LitmCompressor  # noqa: E402
+from litm.integrations.langchain._documents import LitmReorder, LitmTrimmer  # noqa: E402
+from litm.integrations.langchain._prompt import LitmPrompt  # noqa: E402
+from litm.integrations.langchain._retriever import LitmRetriever  # noqa: E402
 
 __all__ = ["LitmCompressor", "LitmPrompt", "LitmReorder", "LitmRetriever", "LitmTrimmer"]

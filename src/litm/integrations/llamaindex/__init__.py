@@ -25,12 +25,12 @@ Example:
     ['b', 'a', 'c']
 """
 
-from litm.retrieve.deps import require
+from litm.retrieve._deps import require
 
 require("llama_index.core", "litm.integrations.llamaindex", "pip install 'litm[llamaindex]'")
 
-from litm.integrations.llamaindex.compressor import LitmCompressor  # noqa: E402
-from litm.integrations.llamaindex.postprocessors import LitmReorder, LitmTrimmer  # noqa: E402
-from litm.integrations.llamaindex.synthesizer import LitmSynthesizer  # noqa: E402
+from litm.integrations.llamaindex._compressor import LitmCompressor  # noqa: E402
+from litm.integrations.llamaindex._postprocessors import LitmReorder, LitmTrimmer  # noqa: E402
+from litm.integrations.llamaindex._synthesizer import LitmSynthesizer  # noqa: E402
 
 __all__ = ["LitmCompressor", "LitmReorder", "LitmSynthesizer", "LitmTrimmer"]

@@ -6,7 +6,7 @@ models whose tokenizer is not published (:class:`EstimateTokenizer`). Backends w
 (llama.cpp, Anthropic's ``count_tokens`` endpoint) keep it next to the backend.
 """
 
-from litm.models.tokenizers.base import (
+from litm.models.tokenizers._base import (
     TOOL_CALL_TOKENS,
     TOOL_SCHEMA_MARGIN,
     TOOLS_OVERHEAD_TOKENS,
@@ -17,7 +17,7 @@ from litm.models.tokenizers.base import (
     count_request,
     safety_margin,
 )
-from litm.models.tokenizers.bpe import (
+from litm.models.tokenizers._bpe import (
     ENCODING_SHA256,
     ENCODINGS,
     OPENAI_REPLY_PRIMING,
@@ -28,7 +28,7 @@ from litm.models.tokenizers.bpe import (
     openai_encoding,
     openai_tokenizer,
 )
-from litm.models.tokenizers.estimate import (
+from litm.models.tokenizers._estimate import (
     ANTHROPIC_CHARS_PER_TOKEN,
     ANY_MODEL_MARGIN,
     ESTIMATE_MARGIN,
@@ -36,7 +36,7 @@ from litm.models.tokenizers.estimate import (
     EstimateTokenizer,
     script_counts,
 )
-from litm.models.tokenizers.offline import CL100K_SHA256, CL100K_URL, ensure_offline_tiktoken, offline_encoding
+from litm.models.tokenizers._offline import CL100K_SHA256, CL100K_URL, ensure_offline_tiktoken, offline_encoding
 
 __all__ = [
     "ANTHROPIC_CHARS_PER_TOKEN",

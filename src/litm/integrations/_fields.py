@@ -1,0 +1,180 @@
+"""Pydantic fields for the LangChain and LlamaIndex components (both frameworks build components on pydantic 2).
+
+:class:`PlacingFields` carries the settings of a :class:`~litm.integrations._options.Placing`,
+:class:`PromptFields` those of a prompt builder and an optional :class:`~litm.integrations._options.Budget`,
+:class:`CompressionFields` those of a :class:`~litm.integrations._compression.Compressing`.
+Every field holds a JSON value (the profile and the builder in their own JSON forms), so a component
+serialises with its framework's own machinery (``model_dump``, LlamaIndex ``to_dict`` / ``from_dict``).
+
+Settings are checked by litm before pydantic sees them, so a bad value raises litm's one-line typed error
+(``UnknownStrategyError``, ``InvalidOptionError``, ...) rather than a pydantic ``ValidationError``, and a
+misspelt option name is refused instead of ignored. A component subclass changes a default by redeclaring
+the field (LangChain ranks by the given order; LlamaIndex and Haystack by score when there is one).
+
+Example:
+    >>> class Reorder(PlacingFields):
+    ...     pass
+    >>> Reorder(strategy="edges", profile={"weights": [0.9, 0.4, 0.8]}).placing.profile.slot_weights(3)
+    [0.9, 0.4, 0.8]
+    >>> Reorder(stratgy="edges")
+    Traceback (most recent call last):
+    ...
+    litm.errors.InvalidOptionError: Reorder: unknown option(s) stratgy; known: dedup, higher_is_better, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+from typing import Any, ClassVar
+
+from litm.errors import InvalidOptionError, MissingDependencyError
+from litm.integrations._compression import COMPRESSION_DEFAULTS, Compressing
+from litm.integrations._options import Budget, CountAs, Placing, RankByOption, no_budget, optional_budget
+from litm.placement import DEFAULT_STRATEGY
+from litm.placement._ranking import Dedup
+from litm.prompt import PromptBuilder
+
+try:
+    from pydantic import BaseModel, PrivateAttr
+    from pydantic_core import PydanticUndefined
+except ImportError as exc:  # pragma: no cover - both frameworks depend on pydantic
+    raise MissingDependencyError(
+        "litm's LangChain and LlamaIndex components need pydantic 2: pip install 'litm[langchain]' or "
+        "'litm[llamaindex]'"
+    ) from exc
+
+__all__ = ["CompressionFields", "PlacingFields", "PromptFields", "SettingsChecked"]
+
+_PLACING = tuple(f.name for f in dataclass_fields(Placing))
+_COMPRESSION = tuple(f.name for f in dataclass_fields(Compressing))
+_BUDGET = ("tokenizer", "max_input_tokens", "reserve_output_tokens", "count_as")
+
+
+class SettingsChecked(BaseModel):
+    """Refuses keyword arguments the component has no field for (pydantic would ignore them)."""
+
+    def __init__(self, **data: Any) -> None:
+        known = type(self).model_fields
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise InvalidOptionError(
+                f"{type(self).__name__}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        super().__init__(**data)
+
+    @classmethod
+    def _given_or_default(cls, data: dict[str, Any], name: str) -> Any:
+        if name in data:
+            return data[name]
+        default = cls.model_fields[name].default
+        return None if default is PydanticUndefined else default
+
+
+class PlacingFields(SettingsChecked):
+    """The ranking and placement settings (see :class:`~litm.integrations._options.Placing`)."""
+
+    strategy: str = DEFAULT_STRATEGY
+    rank_by: RankByOption = "auto"
+    higher_is_better: bool = True
+    dedup: Dedup | None = None
+    top_k: int | None = None
+    min_docs: int | None = None
+    #: A PositionProfile's JSON form; the constructor also takes a PositionProfile or a profile file's path.
+    profile: dict[str, Any] | None = None
+
+    def __init__(self, **data: Any) -> None:
+        placing = Placing(**{name: self._given_or_default(data, name) for name in _PLACING})
+        if placing.profile is not None:
+            data["profile"] = placing.profile.to_dict()
+        super().__init__(**data)
+
+    @property
+    def placing(self) -> Placing:
+        """The settings as a validated :class:`~litm.integrations._options.Placing` (read at each call)."""
+        return Placing(**{name: getattr(self, name) for name in _PLACING})
+
+
+class PromptFields(SettingsChecked):
+    """The prompt builder and, when ``tokenizer`` and ``max_input_tokens`` are set, a token budget.
+
+    ``builder`` takes a :class:`~litm.prompt.PromptBuilder` (kept in its ``to_dict()`` form) or that form.
+    """
+
+    #: Components that cannot work without a budget (the trimmers) set this.
+    budget_required: ClassVar[bool] = False
+
+    builder: dict[str, Any] | None = None
+    tokenizer: str | None = None
+    max_input_tokens: int | None = None
+    reserve_output_tokens: int = 0
+    count_as: CountAs = "openai"
+
+    _built: tuple[dict[str, Any], PromptBuilder] | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        builder = data.get("builder")
+        if isinstance(builder, PromptBuilder):
+            data["builder"] = builder.to_dict()
+        elif builder is not None:
+            PromptBuilder.from_dict(builder)  # a malformed form raises PromptOptionError here, not at first use
+        settings = [self._given_or_default(data, name) for name in _BUDGET]
+        if optional_budget(type(self).__name__, *settings) is None and self.budget_required:
+            raise no_budget(type(self).__name__)
+        super().__init__(**data)
+
+    @property
+    def budget(self) -> Budget | None:
+        """The token budget, or None when the component has none (read at each call)."""
+        return optional_budget(type(self).__name__, *(getattr(self, name) for name in _BUDGET))
+
+    @property
+    def required_budget(self) -> Budget:
+        """The token budget, or the typed error that says how to set one (a trimmer cannot work without)."""
+        budget = self.budget
+        if budget is None:
+            raise no_budget(type(self).__name__)
+        return budget
+
+    @property
+    def prompt_builder(self) -> PromptBuilder:
+        """The :class:`~litm.prompt.PromptBuilder` (litm's default when none was given), built once."""
+        if self.builder is None:
+            return PromptBuilder()
+        if self._built is None or self._built[0] != self.builder:
+            self._built = (self.builder, PromptBuilder.from_dict(self.builder))
+        return self._built[1]
+
+
+class CompressionFields(SettingsChecked):
+    """The compression settings (see :class:`~litm.integrations._compression.Compressing`), with its defaults."""
+
+    tokenizer: str
+    target: int | None = COMPRESSION_DEFAULTS["target"]
+    ratio: float | None = COMPRESSION_DEFAULTS["ratio"]
+    scorer: str = COMPRESSION_DEFAULTS["scorer"]
+    model: str | None = COMPRESSION_DEFAULTS["model"]
+    unit: str = COMPRESSION_DEFAULTS["unit"]
+    coarse: bool = COMPRESSION_DEFAULTS["coarse"]
+    coarse_factor: float = COMPRESSION_DEFAULTS["coarse_factor"]
+    rank_weight: float = COMPRESSION_DEFAULTS["rank_weight"]
+    protect: str | None = COMPRESSION_DEFAULTS["protect"]
+    reorder: str | None = COMPRESSION_DEFAULTS["reorder"]
+
+    _compressing: Compressing | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        # litm checks first (a missing tokenizer is its typed error, not a pydantic ValidationError).
+        compressing = Compressing(**{name: self._given_or_default(data, name) for name in _COMPRESSION})
+        if "ratio" in data:
+            data["ratio"] = compressing.ratio
+        super().__init__(**data)
+        self._compressing = compressing
+
+    @property
+    def compressing(self) -> Compressing:
+        """The settings as a validated :class:`~litm.integrations._compression.Compressing`, rebuilt only when a
+        field was changed (it holds the scorer's loaded model)."""
+        settings = {name: getattr(self, name) for name in _COMPRESSION}
+        if self._compressing is None or self._compressing.to_dict() != settings:
+            self._compressing = Compressing(**settings)
+        return self._compressing

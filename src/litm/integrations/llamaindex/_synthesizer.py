@@ -1,0 +1,214 @@
+""":class:`LitmSynthesizer`: a LlamaIndex response synthesizer that asks the LLM with litm's anchored prompt.
+
+LlamaIndex's own synthesizers paste the nodes' texts into a template, so ids, positions and relevance are
+lost on the way; this one builds litm's prompt from the nodes themselves (placed, trimmed to a budget if
+given) and sends it as LlamaIndex ``ChatMessage``\\ s (or as the prompt text to a completion model). The
+response's ``source_nodes`` are the nodes the prompt showed, in prompt order.
+
+Example:
+    >>> from llama_index.core.schema import NodeWithScore, TextNode
+    >>> nodes = [NodeWithScore(node=TextNode(text="Paris is in France.", id_="paris"), score=0.8)]
+    >>> messages = LitmSynthesizer.messages_for(nodes, "Where is Paris?")
+    >>> [m.role.value for m in messages], messages[-1].content.splitlines()[2]
+    (['user'], '<document id="paris" position="1/1" score="1">')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.callbacks.schema import CBEventType, EventPayload
+from llama_index.core.llms import LLM
+from llama_index.core.prompts.mixin import PromptDictType
+from llama_index.core.response_synthesizers.base import BaseSynthesizer, QueryTextType
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from litm.errors import InvalidOptionError, UnsupportedTypeError
+from litm.integrations._options import Budget, Placing, optional_budget
+from litm.integrations._steps import Assembled, assemble
+from litm.prompt import Prompt, PromptBuilder
+
+__all__ = ["LitmSynthesizer"]
+
+
+class LitmSynthesizer(BaseSynthesizer):
+    """Answer from the retrieved nodes with litm's anchored prompt; use as a query engine's synthesizer.
+
+    ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, a
+    completion model its text. The nodes are ranked and placed as :class:`Placing` says (``strategy``,
+    ``rank_by``, ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs``, ``profile``; by score when every
+    node has one), and with ``tokenizer`` and ``max_input_tokens`` trimmed, lowest-ranked first, so that the
+    request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
+    ``llm_kwargs`` go to every ``chat`` / ``complete`` call.
+
+    Place here rather than in a postprocessor before it, unless the nodes keep their scores (they do through
+    :class:`~litm.integrations.llamaindex.LitmReorder`): the synthesizer reads unscored nodes' order as a ranking.
+    """
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        *,
+        strategy: str | None = None,
+        rank_by: str = "auto",
+        higher_is_better: bool = True,
+        dedup: str | None = None,
+        top_k: int | None = None,
+        min_docs: int | None = None,
+        profile: Any = None,
+        builder: PromptBuilder | None = None,
+        tokenizer: str | None = None,
+        max_input_tokens: int | None = None,
+        reserve_output_tokens: int = 0,
+        count_as: str = "openai",
+        llm_kwargs: dict[str, Any] | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        self._placing, self._budget, self._builder = _settings(
+            strategy=strategy, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k,
+            min_docs=min_docs, profile=profile, builder=builder, tokenizer=tokenizer,
+            max_input_tokens=max_input_tokens, reserve_output_tokens=reserve_output_tokens, count_as=count_as,
+        )  # fmt: skip
+        self._llm_kwargs = dict(llm_kwargs or {})
+        super().__init__(llm=llm, callback_manager=callback_manager)
+
+    @property
+    def placing(self) -> Placing:
+        return self._placing
+
+    @property
+    def budget(self) -> Budget | None:
+        return self._budget
+
+    # -- the prompt ---------------------------------------------------------------------------------------
+
+    def assemble(self, nodes: Sequence[Any], query: str) -> Assembled:
+        """litm's prompt for ``query`` over ``nodes`` (placed, trimmed), and the nodes it shows in prompt order."""
+        return assemble(nodes, query, self._placing, self._budget, self._builder)
+
+    def messages(self, nodes: Sequence[Any], query: str) -> list[ChatMessage]:
+        """The prompt as LlamaIndex chat messages: a system message when the builder has one, then the user's."""
+        return _chat_messages(self.assemble(nodes, query).prompt)
+
+    @classmethod
+    def messages_for(cls, nodes: Sequence[Any], query: str, **settings: Any) -> list[ChatMessage]:
+        """:meth:`messages` without an LLM: ``settings`` are the constructor's placement and prompt options."""
+        placing, budget, builder = _settings(**settings)
+        return _chat_messages(assemble(nodes, query, placing, budget, builder).prompt)
+
+    # -- BaseSynthesizer ------------------------------------------------------------------------------------
+
+    def synthesize(
+        self,
+        query: QueryTextType,
+        nodes: list[NodeWithScore],
+        additional_source_nodes: Sequence[NodeWithScore] | None = None,
+        **response_kwargs: Any,
+    ) -> RESPONSE_TYPE:
+        """Ask the LLM with litm's prompt over ``nodes``; the response's source nodes are those it showed."""
+        made = self._assemble_query(query, nodes)
+        if made is None:
+            return Response(self._empty_response)
+        with self._synthesis(made, additional_source_nodes) as respond:
+            return respond(self._ask(made.prompt))
+
+    async def asynthesize(
+        self,
+        query: QueryTextType,
+        nodes: list[NodeWithScore],
+        additional_source_nodes: Sequence[NodeWithScore] | None = None,
+        **response_kwargs: Any,
+    ) -> RESPONSE_TYPE:
+        """:meth:`synthesize`, awaiting the LLM's async call."""
+        made = self._assemble_query(query, nodes)
+        if made is None:
+            return Response(self._empty_response)
+        with self._synthesis(made, additional_source_nodes) as respond:
+            return respond(await self._aask(made.prompt))
+
+    def get_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
+        """Answer from plain text chunks (no ids or scores: each chunk is a document, in the given order)."""
+        return self._ask(self.assemble(list(text_chunks), query_str).prompt)
+
+    async def aget_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
+        """:meth:`get_response`, awaiting the LLM's async call."""
+        return await self._aask(self.assemble(list(text_chunks), query_str).prompt)
+
+    def _get_prompts(self) -> PromptDictType:
+        # litm's prompt is built by its PromptBuilder, not from a LlamaIndex template.
+        return {}
+
+    def _update_prompts(self, prompts_dict: PromptDictType) -> None:
+        pass
+
+    # -- the LLM ------------------------------------------------------------------------------------------
+
+    def _ask(self, prompt: Prompt) -> str:
+        if self._llm.metadata.is_chat_model:
+            return self._llm.chat(_chat_messages(prompt), **self._llm_kwargs).message.content or ""
+        return self._llm.complete(prompt.text, **self._llm_kwargs).text
+
+    async def _aask(self, prompt: Prompt) -> str:
+        if self._llm.metadata.is_chat_model:
+            reply = await self._llm.achat(_chat_messages(prompt), **self._llm_kwargs)
+            return reply.message.content or ""
+        return (await self._llm.acomplete(prompt.text, **self._llm_kwargs)).text
+
+    # -- one synthesis ---------------------------------------------------------------------------------------
+
+    def _assemble_query(self, query: QueryTextType, nodes: list[NodeWithScore]) -> Assembled | None:
+        return self.assemble(nodes, _query_str(query)) if nodes else None
+
+    @contextmanager
+    def _synthesis(
+        self, made: Assembled, additional: Sequence[NodeWithScore] | None
+    ) -> Iterator[Callable[[str], Response]]:
+        """The callback manager's SYNTHESIZE event around one answer; yields what turns the answer into a response."""
+        payload: dict[str, Any] = {EventPayload.QUERY_STR: made.prompt.question}
+        with self._callback_manager.event(CBEventType.SYNTHESIZE, payload=payload) as event:
+
+            def respond(text: str) -> Response:
+                shown = [*made.items, *(additional or [])]
+                metadata = self._get_metadata_for_response([n.node for n in shown])
+                response = Response(text, source_nodes=shown, metadata=metadata)
+                event.on_end(payload={EventPayload.RESPONSE: response})
+                return response
+
+            yield respond
+
+
+def _settings(
+    *,
+    strategy: str | None = None,
+    builder: PromptBuilder | None = None,
+    tokenizer: str | None = None,
+    max_input_tokens: int | None = None,
+    reserve_output_tokens: int = 0,
+    count_as: str = "openai",
+    **placing: Any,
+) -> tuple[Placing, Budget | None, PromptBuilder]:
+    """The synthesizer's settings, each checked (a bad one raises litm's typed error naming it)."""
+    unknown = sorted(set(placing) - {"rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile"})
+    if unknown:
+        raise InvalidOptionError(f"LitmSynthesizer: unknown option(s) {', '.join(unknown)}")
+    if strategy is not None:
+        placing["strategy"] = strategy
+    if builder is not None and not isinstance(builder, PromptBuilder):
+        raise UnsupportedTypeError(f"LitmSynthesizer: builder must be a PromptBuilder, got {type(builder).__name__}")
+    budget = optional_budget("LitmSynthesizer", tokenizer, max_input_tokens, reserve_output_tokens, count_as)
+    return Placing(**placing), budget, builder or PromptBuilder()
+
+
+def _chat_messages(prompt: Prompt) -> list[ChatMessage]:
+    messages = [ChatMessage(role=MessageRole.SYSTEM, content=prompt.system)] if prompt.system else []
+    messages.append(ChatMessage(role=MessageRole.USER, content=prompt.user))
+    return messages
+
+
+def _query_str(query: QueryTextType) -> str:
+    return query.query_str if isinstance(query, QueryBundle) else str(query)
