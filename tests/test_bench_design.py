@@ -21,7 +21,7 @@ from litm.bench.design import (
 )
 from litm.errors import EvalError, InvalidOptionError
 from litm.placement import RandomOrder, place
-from litm.placement.profile import PositionProfile
+from litm.placement._profile import PositionProfile
 
 PROFILE = PositionProfile.from_weights([0.7, 0.5, 0.3, 0.2, 0.2, 0.25, 0.3, 0.4, 0.5, 0.8], name="t")
 

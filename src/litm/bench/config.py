@@ -18,8 +18,8 @@ from litm.bench.compression import COMPRESS_ARMS
 from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
 from litm.consistency import MAX_CALLS
 from litm.errors import EvalError
-from litm.models.base import Model
-from litm.models.logprobs import supports_logprobs
+from litm.models._base import Model
+from litm.models._logprobs import supports_logprobs
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError"]
 
@@ -56,7 +56,7 @@ class BenchConfig:
     #: model's chat template) or ``auto``: chat when the model has a chat template (instruct models).
     prompt_format: str = "auto"
     #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
-    #: the model can, see :func:`litm.models.logprobs.supports_logprobs`), ``on`` or ``off``.
+    #: the model can, see :func:`litm.models._logprobs.supports_logprobs`), ``on`` or ``off``.
     likelihood: str = "auto"
     #: Compression arms (:mod:`litm.bench.compression`): each compresses a question's documents to
     #: ``1/ratio`` of their tokens at every ratio, with the gold passage at each of ``compress_slots``

@@ -21,8 +21,8 @@ from typing import Any
 from litm.bench.data import Passage
 from litm.errors import InvalidOptionError
 from litm.placement import RandomOrder, Strategy, get_strategy, place
-from litm.placement.documents import Doc
-from litm.placement.profile import PositionProfile
+from litm.placement._documents import Doc
+from litm.placement._profile import PositionProfile
 from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording
 
 __all__ = [

@@ -32,13 +32,13 @@ from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
 from litm.bench.settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
 from litm.bench.sources import load_bench_items
 from litm.compress import ScoreCache, TargetCounter
-from litm.eval.results import ResultsLog
-from litm.eval.runs import completion_fields, model_mode
-from litm.eval.scoring import exact_match, score_output, token_f1
-from litm.models.base import Completion, Model, PromptInput, run_each
-from litm.models.logprobs import Logprobs, ScoresContinuations
-from litm.placement.profile import PositionProfile
-from litm.util.progress import progress as make_progress
+from litm.eval._results import ResultsLog
+from litm.eval._runs import completion_fields, model_mode
+from litm.eval._scoring import exact_match, score_output, token_f1
+from litm.models._base import Completion, Model, PromptInput, run_each
+from litm.models._logprobs import Logprobs, ScoresContinuations
+from litm.placement._profile import PositionProfile
+from litm.util._progress import progress as make_progress
 
 # BenchConfig, BenchError and Job live in their own modules; the names stay importable from here.
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "continuations", "run_bench"]

@@ -18,7 +18,7 @@ import typer
 
 from litm.cli import app
 from litm.cli._interrupt import stop_resumably
-from litm.models.local.kv_reuse import REUSE_BATCH
+from litm.models._local.kv_reuse import REUSE_BATCH
 
 
 def _split(values: list[str]) -> tuple[str, ...]:
@@ -130,8 +130,8 @@ def bench_cmd(
     from litm.bench.runner import run_bench
     from litm.bench.settings import recorded_batch
     from litm.models import load_model
-    from litm.models.spec import parse_spec
-    from litm.placement.profile import PositionProfile
+    from litm.models._spec import parse_spec
+    from litm.placement._profile import PositionProfile
 
     multi = data != "nq"
     names = _split(strategies) or (tuple(s for s in STRATEGIES if s in GOLDSET_STRATEGIES) if multi else STRATEGIES)

@@ -19,9 +19,9 @@ import typer
 
 from litm.cli import app
 from litm.cli._interrupt import stop_resumably
-from litm.models.local.kv_reuse import REUSE_BATCH
+from litm.models._local.kv_reuse import REUSE_BATCH
 from litm.probe.errors import ProbeError
-from litm.util.records import decode_text
+from litm.util._records import decode_text
 
 probe_app = typer.Typer(
     name="probe",
@@ -63,7 +63,7 @@ def _read_template(path: Path) -> str:
 
 
 def _echo_summary(outputs: Any) -> None:
-    from litm.probe.export import accuracy_table, recommended_max_input_tokens
+    from litm.probe._export import accuracy_table, recommended_max_input_tokens
 
     for a in outputs.analyses.values():
         if not a.lengths:
@@ -141,14 +141,14 @@ def probe_cmd(
         raise fail("--model is required (for example --model local); see litm probe --help")
     if resume and fresh:
         raise fail("--resume and --fresh contradict each other")
-    from litm.eval.results import ResultsLog
+    from litm.eval._results import ResultsLog
     from litm.models import load_model
-    from litm.probe.corpus import load_corpus
-    from litm.probe.cost import Pricer, provider_of
-    from litm.probe.estimate import estimate
-    from litm.probe.grid import ProbeConfig, parse_depths, parse_lengths
-    from litm.probe.outputs import write_outputs
-    from litm.probe.runner import run_probe
+    from litm.probe._corpus import load_corpus
+    from litm.probe._cost import Pricer, provider_of
+    from litm.probe._estimate import estimate
+    from litm.probe._grid import ProbeConfig, parse_depths, parse_lengths
+    from litm.probe._outputs import write_outputs
+    from litm.probe._runner import run_probe
 
     config = ProbeConfig(
         tasks=_split(task),
@@ -217,8 +217,8 @@ def diff_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
     """Compare two position profiles depth by depth (Fisher exact test when both are probe results)."""
-    from litm.placement.profile import PositionProfile
-    from litm.probe.export import diff_profiles
+    from litm.placement._profile import PositionProfile
+    from litm.probe._export import diff_profiles
 
     d = diff_profiles(PositionProfile.load(a), PositionProfile.load(b))
     if as_json:
@@ -236,10 +236,10 @@ def report_cmd(
     corpus: Path | None = typer.Option(None, "--corpus", help="The run's own corpus, if it was not the default."),
 ) -> None:
     """Re-analyse a finished (or partial) run and rewrite its profile, plots and report."""
-    from litm.eval.results import read_rows, read_settings
-    from litm.probe.corpus import load_corpus
-    from litm.probe.outputs import write_outputs
-    from litm.probe.rescore import rescore_rows, write_rows
+    from litm.eval._results import read_rows, read_settings
+    from litm.probe._corpus import load_corpus
+    from litm.probe._outputs import write_outputs
+    from litm.probe._rescore import rescore_rows, write_rows
 
     rows = read_rows(out / "results.jsonl")
     settings = read_settings(out / "run.json")
