@@ -31,9 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from litm.budget._guard.gate import TokenGate
-from litm.budget._guard.pipeline import Call
-from litm.budget._guard.spend import OUTPUT_LIMITS, SpendStep, output_limit
+from litm.budget import Call, SpendStep, TokenGate
+from litm.budget._guard.spend import OUTPUT_LIMITS, output_limit  # not exported by litm.budget
 from litm.errors import (
     ContextBudgetExceeded,
     LedgerUnavailableError,
