@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from litm import placement
 from litm.bench.data import Passage, QAItem
 from litm.bench.design import (
+    ANCHOR_ELEMENT_ARMS,
     ARMS,
     GOLD_DESIGNS,
     LIU_INSTRUCTION,
     MULTIHOP_INSTRUCTION,
+    QUOTE_ARM,
+    QUOTE_TOKENS,
     STRATEGIES,
+    arm_reply,
+    arm_tokens_per_doc,
     arrangement,
     build_prompt,
     closed_book_prompt,
     fold_of,
     gold_slot,
     gold_slots,
+    read_arm_reply,
 )
+from litm.bench.jobs import stage1_jobs
+from litm.bench.runner import BenchConfig
+from litm.bench.sources import load_bench_items
 from litm.errors import EvalError, InvalidOptionError
-from litm.placement import RandomOrder, place
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile, RandomOrder, place
+from litm.prompt import PromptTemplate, middle_slots
 
 PROFILE = PositionProfile.from_weights([0.7, 0.5, 0.3, 0.2, 0.2, 0.25, 0.3, 0.4, 0.5, 0.8], name="t")
 
@@ -95,7 +110,8 @@ def test_anchored_prompt_has_ids_scores_closing_tags_and_middle_marker() -> None
     assert LIU_INSTRUCTION in text and "Cite" not in text
     with pytest.raises(ValueError):
         build_prompt(docs, ranks, "what?", "fancy")
-    assert set(ARMS) == {"plain", "plain-both", "anchored", "anchored-both", "default", "bracket"}
+    assert set(ARMS) == {"plain", "plain-both", "anchored", "anchored-both", "default", "bracket",
+                         *ANCHOR_ELEMENT_ARMS, QUOTE_ARM}  # fmt: skip
 
 
 def test_closed_book_prompt_has_no_documents() -> None:
@@ -150,3 +166,120 @@ def test_anchor_arms_render_their_style() -> None:
         assert text.startswith(MULTIHOP_INSTRUCTION[:40]) and text.count("Where is Paris?") == (
             2 if arm.endswith("-both") else 1
         )
+
+
+# -- the anchor-element arms: each differs from default in exactly its element -------------------------------
+
+_POSITION = re.compile(r' position="\d+/\d+"')
+_SCORE = re.compile(r' score="[^"]*"')
+_RECAP = re.compile(r"\n\nDocuments above, for citations: [^\n]*")
+_CLOSING = re.compile(r'</document id="[^"]*">')
+
+
+def _element_docs() -> tuple[list[Passage], list[int]]:
+    docs = [Passage(i, f"Title {i}", f"Passage {i} says something.\nA second line.") for i in range(1, 11)]
+    return docs, [4, 1, 2, 9, 3, 10, 5, 6, 8, 7]
+
+
+@pytest.mark.parametrize(
+    ("arm", "remove"),
+    [
+        ("default-position", lambda t: _POSITION.sub("", t)),
+        ("default-score", lambda t: _SCORE.sub("", t)),
+        ("default-recap", lambda t: _RECAP.sub("", t)),
+        ("default-closing", lambda t: _CLOSING.sub("</document>", t)),
+        ("minimal", lambda t: _CLOSING.sub("</document>", _RECAP.sub("", _SCORE.sub("", _POSITION.sub("", t))))),
+    ],
+)
+def test_each_element_arm_is_default_without_that_element(arm: str, remove: Any) -> None:
+    docs, ranks = _element_docs()
+    default = build_prompt(docs, ranks, "what?", "default")
+    changed = remove(default)
+    assert changed != default  # the element is in the default prompt ...
+    assert build_prompt(docs, ranks, "what?", arm) == changed  # ... and the arm is the default without it
+    multi = build_prompt(docs, ranks, "what?", arm, instruction=MULTIHOP_INSTRUCTION)
+    assert multi == remove(build_prompt(docs, ranks, "what?", "default", instruction=MULTIHOP_INSTRUCTION))
+
+
+def test_the_middle_arm_adds_the_marker_and_its_note_only() -> None:
+    docs, ranks = _element_docs()
+    default = build_prompt(docs, ranks, "what?", "default")
+    middle = build_prompt(docs, ranks, "what?", "default+middle")
+    note = " " + PromptTemplate().middle_note.format(marker='zone="middle"')
+    assert middle.count(' zone="middle">\n') == len(middle_slots(10)) == 4
+    assert middle.count(note) == 1
+    assert middle.replace(note, "").replace(' zone="middle">', ">") == default
+
+
+def test_quote_first_arm_is_plain_plus_the_request_and_the_quote_cue() -> None:
+    docs, ranks = _element_docs()
+    request = PromptTemplate().quote_instruction.format(quote="Quote:", answer="Answer:")
+    for instruction in (LIU_INSTRUCTION, MULTIHOP_INSTRUCTION):
+        plain = build_prompt(docs, ranks, "what?", instruction=instruction)
+        quoted = build_prompt(docs, ranks, "what?", QUOTE_ARM, instruction=instruction)
+        assert quoted == plain.replace(instruction, f"{instruction} {request}", 1).removesuffix("Answer:") + "Quote:"
+
+
+def test_arm_replies() -> None:
+    assert arm_reply("plain", 16) == (16, ("\n",), True)
+    assert arm_reply(QUOTE_ARM, 16) == (16 + QUOTE_TOKENS, ("\n\n", "\nQuestion:", "\nQuote:"), False)
+    item = QAItem("q", "Who?", ("Ada Lovelace",), Passage(0, "G", "Ada Lovelace wrote the first program."),
+                  (Passage(1, "D", "Charles Babbage designed the engine."),))  # fmt: skip
+    # The quote holds the answer; the answer line does not: scored by the answer line.
+    reply = " Ada Lovelace wrote the first program.\nAnswer: Babbage"
+    text, fields = read_arm_reply(QUOTE_ARM, reply, item, chat=False)
+    assert text == "Babbage" and fields["quote_found"] and fields["quote_gold"] and fields["answered"]
+    _, other = read_arm_reply(QUOTE_ARM, "Quote: Charles Babbage designed the engine.\nAnswer: x", item, chat=True)
+    assert other["quote_found"] and not other["quote_gold"]
+    # A chat reply without the marker that began no quote answered directly.
+    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace", item, chat=True)[0] == "Ada Lovelace"
+    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace wrote", item, chat=False)[0] == ""
+    assert read_arm_reply("default", "x\ny", item, chat=False) == ("x\ny", {})
+
+
+def test_anchor_tokens_per_document_with_the_embedded_tokenizer() -> None:
+    from litm.tokens import get_tokenizer
+
+    count = get_tokenizer("local").count
+    docs, _ = _element_docs()
+    cost = arm_tokens_per_doc(docs, "what?", count, ["plain", "default", *ANCHOR_ELEMENT_ARMS])
+    assert cost["plain"] == 0
+    # Each element costs tokens; minimal costs least and the default most of the xml arms without the marker.
+    for arm in ("default-position", "default-score", "default-recap", "default-closing", "minimal"):
+        assert 0 < cost[arm] < cost["default"], arm
+    assert cost["default+middle"] > cost["default"]
+    assert cost["minimal"] < min(cost[a] for a in ANCHOR_ELEMENT_ARMS if a != "minimal")
+    with pytest.raises(InvalidOptionError):
+        arm_tokens_per_doc([], "what?", count)
+
+
+# -- the committed Qwen runs, byte for byte ----------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+@pytest.mark.parametrize(
+    ("run", "config"),
+    [
+        ("bench-qwen05-2wiki-k10", {"data": "2wiki", "ks": (10,), "strategies": ("none", "edges")}),
+        ("bench-qwen05-nq-k20", {"data": "nq", "ks": (20,), "ablation_slots": (10,)}),
+    ],
+)
+def test_committed_qwen_runs_prompts_are_rebuilt_byte_for_byte(run: str, config: dict[str, Any]) -> None:
+    """The first three questions' prompts of the runs the anchor ablation extends hash to what was recorded, the
+    default and bracket arms included (so new arms resumed into a copy of the run pair with unchanged rows)."""
+    pytest.importorskip("bm25s")
+    recorded = {}
+    with (RESULTS / run / "bench.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            recorded[row["key"]] = row["prompt_sha"]
+    items, _ = load_bench_items(config["data"], questions=3, k=config["ks"][0], retriever="auto")
+    cfg = BenchConfig(questions=3, ablation_questions=3, ablation_arms=("default", "bracket"), **config)
+    arms: dict[str, int] = {}
+    for job in stage1_jobs(items, cfg):
+        if job.key in recorded:
+            assert hashlib.sha256(job.prompt.encode("utf-8")).hexdigest()[:16] == recorded[job.key], job.key
+            arm = str(job.meta.get("arm", job.meta["phase"]))
+            arms[arm] = arms.get(arm, 0) + 1
+    assert arms["default"] == arms["bracket"] == 3 and arms["plain"] >= 12

@@ -14,25 +14,29 @@ Example:
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from litm.bench.data import Passage
+from litm.bench.data import Passage, QAItem
 from litm.errors import InvalidOptionError
-from litm.placement import RandomOrder, Strategy, get_strategy, place
-from litm.placement._documents import Doc
-from litm.placement._profile import PositionProfile
-from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording
+from litm.placement import Doc, PositionProfile, RandomOrder, Strategy, get_strategy, place
+from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording, parse_quoted_answer
 
 __all__ = [
+    "ANCHOR_ELEMENT_ARMS",
     "ARMS",
     "FIXED_STRATEGIES",
     "GOLD_DESIGNS",
     "LIU_INSTRUCTION",
     "MULTIHOP_INSTRUCTION",
     "NQ_ARMS",
+    "QUOTE_ARM",
+    "QUOTE_TOKENS",
     "STRATEGIES",
+    "ArmReply",
+    "arm_reply",
+    "arm_tokens_per_doc",
     "arrangement",
     "build_prompt",
     "closed_book_prompt",
@@ -40,6 +44,7 @@ __all__ = [
     "gold_slot",
     "gold_slots",
     "rank_score",
+    "read_arm_reply",
     "seed_of",
     "strategy_for",
 ]
@@ -47,12 +52,34 @@ __all__ = [
 #: Strategies benchmarked, in report order; ``profile`` needs a measured profile, ``random`` a seed.
 STRATEGIES: tuple[str, ...] = ("none", "edges", "pyramid", "langchain", "profile", "random")
 FIXED_STRATEGIES: tuple[str, ...] = ("edges", "pyramid", "langchain")
+#: The anchor-element arms: ``default`` with exactly one element changed, and the bare minimum. Four remove
+#: an element the default shows: the ``position="3/10"`` attribute, the ``score`` attribute, the recap line of
+#: ids, the id in the closing tag. The default shows no middle-zone marker, so ``default+middle`` *adds* it (the
+#: ``zone="middle"`` attribute and the note after the instruction). ``minimal``: the id and the title only (no
+#: position, score, closing id or recap; the title is the document's own text, which ``plain`` shows too),
+#: escaped like every arm.
+ANCHOR_ELEMENT_ARMS: tuple[str, ...] = (
+    "default-position",
+    "default-score",
+    "default-recap",
+    "default-closing",
+    "default+middle",
+    "minimal",
+)
+#: The quote-first arm: ``plain`` (Liu's format and instruction) plus the request to quote the supporting
+#: sentence first (:attr:`litm.prompt.Wording.quote_first`); scored by the answer after ``Answer:``.
+QUOTE_ARM = "quote-first"
+#: Tokens a quote-first reply may spend on its quote, on top of the run's ``max_tokens`` for the answer.
+QUOTE_TOKENS = 64
 #: Prompt arms of the anchor ablation. ``plain``: Liu et al.'s format; ``anchored``: litm's anchors as the
 #: committed runs tested them (middle marker on, recap off, raw scores); ``default``: litm's anchors exactly as
 #: ``AnchorOptions()`` ships them (xml, recap line, relevance scores, no middle marker); ``bracket``: the field
 #: report's style, ``[DOC_ID: x | REL_SCORE: s]`` ... ``[/DOC_ID: x]`` with the middle-zone marker;
-#: ``-both``: the question before and after the documents. Every arm keeps the same instruction.
-ARMS: tuple[str, ...] = ("plain", "plain-both", "anchored", "anchored-both", "default", "bracket")
+#: ``-both``: the question before and after the documents; :data:`ANCHOR_ELEMENT_ARMS`: one anchor element of
+#: ``default`` at a time; :data:`QUOTE_ARM`. Every arm keeps the same instruction (quote-first adds its request).
+ARMS: tuple[str, ...] = (
+    "plain", "plain-both", "anchored", "anchored-both", "default", "bracket", *ANCHOR_ELEMENT_ARMS, QUOTE_ARM,
+)  # fmt: skip
 #: The NQ ablation arms of the committed Gemma runs (the default of ``BenchConfig.ablation_arms``).
 NQ_ARMS: tuple[str, ...] = ("plain-both", "anchored", "anchored-both")
 #: Where the gold documents of a multi-gold question go (see :func:`gold_slots`).
@@ -121,26 +148,34 @@ _PLAIN = AnchorOptions(style="liu", recap=False)
 # the formatting differs from the plain arm. No recap line: it invites "[id]" answers. The synthetic rank
 # scores are shown as given ("raw"), as in the committed runs.
 _ANCHORED = AnchorOptions(middle_marker=True, recap=False, sources=True, score_as="raw")
+_DEFAULT = AnchorOptions()
 _ANCHORS: dict[str, AnchorOptions] = {
     "plain": _PLAIN,
     "anchored": _ANCHORED,
-    "default": AnchorOptions(),
+    "default": _DEFAULT,
     "bracket": AnchorOptions(style="bracket", middle_marker=True),
+    "default-position": _DEFAULT.replace(positions=False),
+    "default-score": _DEFAULT.replace(scores=False),
+    "default-recap": _DEFAULT.replace(recap=False),
+    "default-closing": _DEFAULT.replace(closing_ids=False),
+    "default+middle": _DEFAULT.replace(middle_marker=True),
+    "minimal": _DEFAULT.replace(positions=False, scores=False, closing_ids=False, recap=False),
+    QUOTE_ARM: _PLAIN,
 }
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=32)
 def _builder(style: str, both: bool, instruction: str) -> PromptBuilder:
     return PromptBuilder(
-        wording=Wording(instruction=instruction),
+        wording=Wording(instruction=instruction, quote_first=style == QUOTE_ARM),
         anchors=_ANCHORS[style],
         layout=Layout(question_position="both" if both else "after"),
     )
 
 
-def _liu(docs: Sequence[Passage], question: str, *, both: bool, instruction: str) -> str:
+def _liu(docs: Sequence[Passage], question: str, *, both: bool, instruction: str, style: str = "plain") -> str:
     payload = [Doc(text=d.text, id=f"doc-{i}", title=d.title) for i, d in enumerate(docs, start=1)]
-    return _builder("plain", both, instruction).build(payload, question).text
+    return _builder(style, both, instruction).build(payload, question).text
 
 
 def _anchored(docs: Sequence[Passage], ranks: Sequence[int], question: str, *, style: str, both: bool,
@@ -176,9 +211,83 @@ def build_prompt(
         raise InvalidOptionError(f"unknown prompt arm {arm!r}; choose from {', '.join(ARMS)}")
     both = arm.endswith("-both")
     style = arm.removesuffix("-both")
-    if style == "plain":
-        return _liu(docs, question, both=both, instruction=instruction)
+    if style in ("plain", QUOTE_ARM):
+        return _liu(docs, question, both=both, instruction=instruction, style=style)
     return _anchored(docs, ranks, question, style=style, both=both, instruction=instruction)
+
+
+class ArmReply(NamedTuple):
+    """How an arm's prompt is answered: the reply's token cap, its stop sequences, and whether the likelihood
+    metric applies (it scores an accepted answer right after the prompt, where a quote-first reply has its quote)."""
+
+    max_tokens: int
+    stop: tuple[str, ...]
+    likelihood: bool
+
+
+def arm_reply(arm: str, max_tokens: int) -> ArmReply:
+    """The reply settings of ``arm`` in a run answering in ``max_tokens``: every arm stops at the end of its first
+    line, except quote-first, whose answer follows the quote on the next line (it stops at a blank line or a new
+    ``Question:`` / ``Quote:``, and gets :data:`QUOTE_TOKENS` more for the quote).
+
+    >>> arm_reply("default", 16)
+    ArmReply(max_tokens=16, stop=('\\n',), likelihood=True)
+    >>> arm_reply("quote-first", 16)
+    ArmReply(max_tokens=80, stop=('\\n\\n', '\\nQuestion:', '\\nQuote:'), likelihood=False)
+    """
+    if arm == QUOTE_ARM:
+        return ArmReply(max_tokens + QUOTE_TOKENS, ("\n\n", "\nQuestion:", "\nQuote:"), False)
+    return ArmReply(max_tokens, ("\n",), True)
+
+
+def read_arm_reply(arm: str, output: str, item: QAItem, *, chat: bool) -> tuple[str, dict[str, Any]]:
+    """The text an arm's reply is scored by (its first line is), and the row fields the arm adds.
+
+    Every arm but quote-first: the output as it is, no fields. Quote-first: the answer after ``Answer:``
+    (:func:`litm.prompt.parse_quoted_answer`: a completion prompt ends with the ``Quote:`` prefill, a chat reply
+    starts on its own), so the quote is never scored as the answer; the fields say whether the reply reached the
+    marker (``answered``), what it quoted, whether the quote is in one of the question's passages
+    (``quote_found``, ``quote_score``) and whether that passage is a gold one (``quote_gold``).
+
+    >>> item = QAItem("q", "Where is Paris?", ("France",), Passage(0, "Paris", "Paris is in France."), ())
+    >>> read_arm_reply("quote-first", " Paris is in France.\\nAnswer: France", item, chat=False)[0]
+    'France'
+    >>> read_arm_reply("plain", "France", item, chat=False)
+    ('France', {})
+    """
+    if arm != QUOTE_ARM:
+        return output, {}
+    docs = [{"id": f"gold-{i}", "text": p.text} for i, p in enumerate(item.golds)]
+    docs += [{"id": f"other-{i}", "text": p.text} for i, p in enumerate(item.distractors)]
+    q = parse_quoted_answer(output, docs, prefilled=not chat)
+    fields = {
+        "answered": q.marker_found,
+        "quote": q.quote,
+        "quote_found": q.quote_found,
+        "quote_score": q.score,
+        "quote_gold": q.quote_found and str(q.doc_id).startswith("gold-"),
+    }
+    return q.answer, fields
+
+
+def arm_tokens_per_doc(
+    docs: Sequence[Passage], question: str, count: Callable[[str], int], arms: Sequence[str] = ARMS
+) -> dict[str, float]:
+    """Tokens per document each arm's prompt spends beyond ``plain``'s, for ``docs`` in this order (rank =
+    slot) and ``question``, counted by ``count`` (a tokenizer's ``count``). The cost of one anchor element is
+    ``default``'s value minus that of the arm without it (``default+middle``: the arm's minus ``default``'s).
+
+    >>> words = lambda text: len(text.split())
+    >>> docs = [Passage(i, f"T{i}", "Some text.") for i in range(4)]
+    >>> cost = arm_tokens_per_doc(docs, "Why?", words, ["plain", "default", "default-recap"])
+    >>> cost["plain"], cost["default"] - cost["default-recap"]
+    (0.0, 2.0)
+    """
+    ranks = list(range(1, len(docs) + 1))
+    if not docs:
+        raise InvalidOptionError("measuring anchor tokens needs at least one document")
+    base = count(build_prompt(docs, ranks, question))
+    return {arm: (count(build_prompt(docs, ranks, question, arm)) - base) / len(docs) for arm in arms}
 
 
 def gold_slots(design: str, k: int, golds: int) -> list[int]:

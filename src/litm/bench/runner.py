@@ -27,7 +27,7 @@ from litm.bench.compression import Compressors, compress_jobs, compress_keys
 from litm.bench.config import BENCH_VERSION, BenchConfig, BenchError
 from litm.bench.consistency import psc_stage
 from litm.bench.data import QAItem
-from litm.bench.design import fold_of
+from litm.bench.design import arm_reply, fold_of, read_arm_reply
 from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
 from litm.bench.settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
 from litm.bench.sources import load_bench_items
@@ -96,7 +96,9 @@ def _row(
     prompt_sha: str,
     scores: Sequence[Logprobs] | None = None,
 ) -> dict[str, Any]:
-    score = score_output(done.text, answers=job.item.answers, question=job.item.question)
+    # A quote-first reply is scored by its answer after the quote, never by the quote.
+    text, arm_fields = read_arm_reply(str(job.meta.get("arm", "")), done.text, job.item, chat=chat)
+    score = score_output(text, answers=job.item.answers, question=job.item.question)
     return {
         "key": job.key,
         **job.meta,
@@ -110,6 +112,7 @@ def _row(
         "miss": score.miss,
         "em": exact_match(score.first_line, job.item.answers),
         "f1": round(token_f1(score.first_line, job.item.answers), 4),
+        **arm_fields,
         **likelihood_fields(scores),
         **completion_fields(done),
         "prompt_sha": prompt_sha,
@@ -134,8 +137,9 @@ def _execute(
     def call(job: Job) -> Completion:
         # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
         prompt: PromptInput = [{"role": "user", "content": job.prompt}] if chat else job.prompt
-        done = model.complete(prompt, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
-        if likelihood:
+        reply = arm_reply(str(job.meta.get("arm", "")), max_tokens)
+        done = model.complete(prompt, max_tokens=reply.max_tokens, stop=list(reply.stop), temperature=0.0, seed=0)
+        if likelihood and reply.likelihood:
             # Right after the answer: a local model reuses the prompt's KV cache, so this costs the answer tokens.
             scorer = cast(ScoresContinuations, model)
             scored[job.key] = scorer.continuation_logprobs(prompt, continuations(job.item.answers, chat=chat))

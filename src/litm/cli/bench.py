@@ -4,6 +4,7 @@ litm bench --model local --k 10 --questions 100 --out litm-out/bench
 litm bench --model local:qwen2.5-coder-1.5b --data hotpotqa --arms default,bracket --out litm-out/bench-hotpotqa
 litm bench --data my-questions.jsonl --retriever hybrid --out litm-out/bench-mine
 litm bench --model local:smollm2 --questions 20 --direct 10 --ablation 10 --out litm-out/bench-smol --resume
+litm bench --model local:qwen2.5-coder-0.5b --k 20 --direct 0 --ablation-slots 1,10,20 --arms quote-first --out OUT
 litm bench --model local:qwen2.5-coder-0.5b --k 20 --psc-calls 5 --psc-only --baseline RUN --out litm-out/bench-psc
 """
 
@@ -70,7 +71,11 @@ def bench_cmd(
         [], "--ablation-designs", help="Multi-gold designs given the ablation arms (default middle)."
     ),
     arms: list[str] = typer.Option(
-        [], "--arms", help="Ablation prompt arms (default plain-both,anchored,anchored-both; also default, bracket)."
+        [],
+        "--arms",
+        help="Ablation prompt arms (default plain-both,anchored,anchored-both; also default, bracket, the anchor "
+        "elements default-position, default-score, default-recap, default-closing, default+middle, minimal, "
+        "and quote-first).",
     ),
     no_controls: bool = typer.Option(False, "--no-controls", help="Skip the closed-book and oracle controls."),
     max_tokens: int = typer.Option(16, "--max-tokens", min=1, help="Answer length cap (first line is scored)."),
