@@ -115,6 +115,12 @@ def test_without_the_marker(prompt: object) -> None:
     for reply, prefilled in (("Quote: The first Nobel Prize in Physics was", False), (" The first Nobel Prize", True)):
         q = parse_quoted_answer(reply, prompt, prefilled=prefilled)  # type: ignore[arg-type]
         assert q.answer == "" and q.quote.startswith("The first Nobel Prize"), reply
+    # So is an unlabelled reply that is a sentence of the documents: a quote, not an answer.
+    copied = parse_quoted_answer('"The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen."',
+                                 prompt)  # type: ignore[arg-type]  # fmt: skip
+    assert copied.answer == "" and copied.quote_found and copied.doc_id == "nobel"
+    # ... but a short answer is in the documents too: under COPY_WORDS words it is the answer.
+    assert parse_quoted_answer("Wilhelm Conrad Röntgen", prompt).answer == "Wilhelm Conrad Röntgen"  # type: ignore[arg-type]
 
 
 def test_a_misquote_is_not_found(prompt: object) -> None:

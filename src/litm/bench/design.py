@@ -271,11 +271,18 @@ def read_arm_reply(arm: str, output: str, item: QAItem, *, chat: bool) -> tuple[
 
 
 def arm_tokens_per_doc(
-    docs: Sequence[Passage], question: str, count: Callable[[str], int], arms: Sequence[str] = ARMS
+    docs: Sequence[Passage],
+    question: str,
+    count: Callable[[str], int],
+    arms: Sequence[str] = ARMS,
+    *,
+    instruction: str = LIU_INSTRUCTION,
 ) -> dict[str, float]:
     """Tokens per document each arm's prompt spends beyond ``plain``'s, for ``docs`` in this order (rank =
-    slot) and ``question``, counted by ``count`` (a tokenizer's ``count``). The cost of one anchor element is
-    ``default``'s value minus that of the arm without it (``default+middle``: the arm's minus ``default``'s).
+    slot), ``question`` and ``instruction``, counted by ``count`` (a tokenizer's ``count``). The cost of one
+    anchor element is ``default``'s value minus that of the arm without it (``default+middle``: the arm's minus
+    ``default``'s). ``scripts/anchor_tokens.py`` prints it for the committed runs with Gemma's and Qwen's
+    tokenizers.
 
     >>> words = lambda text: len(text.split())
     >>> docs = [Passage(i, f"T{i}", "Some text.") for i in range(4)]
@@ -286,8 +293,11 @@ def arm_tokens_per_doc(
     ranks = list(range(1, len(docs) + 1))
     if not docs:
         raise InvalidOptionError("measuring anchor tokens needs at least one document")
-    base = count(build_prompt(docs, ranks, question))
-    return {arm: (count(build_prompt(docs, ranks, question, arm)) - base) / len(docs) for arm in arms}
+    base = count(build_prompt(docs, ranks, question, instruction=instruction))
+    return {
+        arm: (count(build_prompt(docs, ranks, question, arm, instruction=instruction)) - base) / len(docs)
+        for arm in arms
+    }
 
 
 def gold_slots(design: str, k: int, golds: int) -> list[int]:

@@ -37,13 +37,16 @@ from litm.placement import to_docs
 from litm.prompt.parse import BuiltPrompt
 from litm.prompt.templates import LANGS, PromptTemplate
 
-__all__ = ["MIN_RUN", "QUOTE_THRESHOLD", "QuotedAnswer", "parse_quoted_answer", "quote_match"]
+__all__ = ["COPY_WORDS", "MIN_RUN", "QUOTE_THRESHOLD", "QuotedAnswer", "parse_quoted_answer", "quote_match"]
 
 #: The share of a quote's characters that must lie in stretches a document contains for the quote to be found.
 QUOTE_THRESHOLD = 0.8
 #: The shortest common stretch (normalised characters) that counts towards a match; a quote shorter than
 #: this must appear whole.
 MIN_RUN = 8
+#: The fewest words an unlabelled reply without the answer marker must have to be read as a quote when a document
+#: holds it (as litm's miss classes count a copied span); a shorter one is an answer.
+COPY_WORDS = 5
 
 _NON_WORD = re.compile(r"[\W_]+")
 # Quotation marks a model may wrap its quote in (ASCII, typographic, CJK corner brackets).
@@ -136,10 +139,12 @@ def parse_quoted_answer(
 
     The reply is split at the first answer marker (``Answer:``, any case, anywhere): the quote is what comes
     before it, without a leading ``Quote:`` label and quotation marks; the answer is the first non-empty line
-    after it. A reply without the marker is an answer with no quote when it did not begin a quote (no label,
-    not prefilled: the model ignored the request and answered), and a quote with no answer otherwise (it
-    stopped inside the quote). ``threshold`` is the share of the quote a document must contain (see
-    :func:`quote_match`).
+    after it. A reply without the marker is a quote with no answer when it began a quote (the label, or
+    ``prefilled``: it stopped inside the quote or never gave the answer) or when its text is found in a
+    document (an unlabelled quote, :data:`COPY_WORDS` words or more); otherwise its first line is an answer
+    with no quote (the model ignored the request and answered). A quote is never read as the answer: text
+    copied from the documents would otherwise score.
+    ``threshold`` is the share of the quote a document must contain (see :func:`quote_match`).
 
     >>> docs = ["Rome is in Italy.", "Paris is the capital of France."]
     >>> q = parse_quoted_answer("Quote: Paris is the capital of France.\\nAnswer: Paris.", docs)
@@ -147,6 +152,9 @@ def parse_quoted_answer(
     ('Paris is the capital of France.', 'Paris.', 'doc-2', 1.0)
     >>> parse_quoted_answer("Paris", docs).answer, parse_quoted_answer("Paris", docs, prefilled=True).answer
     ('Paris', '')
+    >>> q = parse_quoted_answer("Paris is the capital of France.", docs)
+    >>> q.answer, q.quote_found
+    ('', True)
     """
     if not isinstance(reply, str):
         raise PromptError(f"the reply must be a string, got {type(reply).__name__}")
@@ -164,15 +172,32 @@ def parse_quoted_answer(
     if hit is not None:
         quote = text[: hit.start()]
         answer = next((line.strip() for line in text[hit.end() :].splitlines() if line.strip()), "")
-    elif labelled or prefilled:
+    elif labelled or prefilled or _copied(text, docs, threshold):
         quote, answer = text, ""
     else:
         quote, answer = "", next((line.strip() for line in text.splitlines() if line.strip()), "")
-    quote = quote.strip().strip(_QUOTE_MARKS).strip()
+    quote = _unquoted(quote)
+    best_id, best = _best(quote, docs)
+    found = bool(quote) and best >= threshold
+    return QuotedAnswer(quote, answer, found, best_id if found else None, round(best, 4), hit is not None)
+
+
+def _copied(text: str, docs: Sequence[tuple[str, str]], threshold: float) -> bool:
+    """An unlabelled reply is a quote when it is a stretch of a document of :data:`COPY_WORDS` words or more (a
+    short answer is in some document too)."""
+    text = _unquoted(text)
+    return len(_normalised(text).split()) >= COPY_WORDS and _best(text, docs)[1] >= threshold
+
+
+def _unquoted(text: str) -> str:
+    return text.strip().strip(_QUOTE_MARKS).strip()
+
+
+def _best(quote: str, docs: Sequence[tuple[str, str]]) -> tuple[str | None, float]:
+    """The document that holds most of ``quote`` (the earlier one on a tie) and its :func:`quote_match`."""
     best_id, best = None, 0.0
     for doc_id, doc_text in docs:
         score = quote_match(quote, doc_text)
         if score > best:
             best_id, best = doc_id, score
-    found = bool(quote) and best >= threshold
-    return QuotedAnswer(quote, answer, found, best_id if found else None, round(best, 4), hit is not None)
+    return best_id, best
