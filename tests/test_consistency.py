@@ -10,17 +10,22 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
-from litm.consistency import DEFAULT_BUILDER, MAX_CALLS, PscAnswer, permutations, psc, vote
+from litm.cli import app
+from litm.consistency import DEFAULT_BUILDER, MAX_CALLS, PscAnswer, ask, permutations, psc, uncited, vote
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, LitmError, PromptError, UnsupportedTypeError
 from litm.eval._scoring import normalize
 from litm.models import LocalModel, load_model
 from litm.prompt import AnchorOptions, PromptBuilder
+from litm.rag import Pipeline
+from litm.retrieve import Index
 
 # Answers that normalise together ("Paris", "paris.") or to nothing (abstentions).
 ANSWER = st.sampled_from(["Paris", "paris.", "The Paris", "Lyon", "lyon", "Nice", "", "  ", "?!"])
@@ -121,6 +126,7 @@ def test_bad_orders_are_typed_errors(args: tuple[Any, Any], error: type[LitmErro
 # -- calls over HTTP: the openai-compatible backend and its real SDK against a tiny local server ----------------
 
 _FIRST_TITLE = re.compile(r"Document \[1\]\(Title: ([^)]*)\)")
+_FIRST_ID = re.compile(r'<document id="([^"]+)"')
 
 
 class _Server:
@@ -146,7 +152,10 @@ class _Server:
                 with outer.lock:
                     outer.in_flight -= 1
                 found = _FIRST_TITLE.search(body["prompt"])
-                text = f" {found.group(1)}\nmore" if found else " nothing"
+                cited = _FIRST_ID.search(body["prompt"])
+                # Liu's format: the first title; litm's anchors: the first id, cited as a chat model asked to would.
+                text = (f" {found.group(1)}\nmore" if found else
+                        f"{cited.group(1)} [{cited.group(1)}]\nmore" if cited else " nothing")  # fmt: skip
                 reply = {
                     "id": "cmpl-1", "object": "text_completion", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
@@ -160,17 +169,28 @@ class _Server:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_GET(self) -> None:
+                # /v1/models: what load_model asks a server for the context window.
+                data = json.dumps({"object": "list", "data": [{"id": "tiny", "object": "model", "created": 0,
+                                   "owned_by": "me", "max_model_len": 8192}]}).encode()  # fmt: skip
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
+    @property
+    def spec(self) -> str:
+        return f"openai-compatible:http://127.0.0.1:{self.httpd.server_address[1]}/v1@tiny"
+
     def model(self, **options: Any) -> Any:
-        port = self.httpd.server_address[1]
-        return load_model(
-            f"openai-compatible:http://127.0.0.1:{port}/v1@tiny", context_window=8192, max_retries=0, **options
-        )
+        return load_model(self.spec, context_window=8192, max_retries=0, **options)
 
 
 @pytest.fixture()
@@ -267,7 +287,62 @@ def test_the_embedded_model_answers_every_order_and_votes(gemma: LocalModel) -> 
     assert isinstance(out, PscAnswer) and out.n_calls == 3
     assert out.orders[0] == (0, 1, 2) and len(set(out.orders)) == 3
     assert out.normalized == "paris" and out.votes["paris"] >= 2
-    # llama.cpp reports what it evaluated; greedy decoding is deterministic, so the same call repeats.
+    # The usage is llama.cpp's own: every prompt token of every call (reused ones included).
     assert out.input_tokens == sum(gemma.count_tokens(c.prompt.text) for c in out.calls)
-    again = psc(docs, "What is the capital of France?", gemma, calls=1, seed=0, builder=builder, max_tokens=8)
-    assert again.calls[0].answer == out.calls[0].answer
+    assert out.input_tokens == 3 * gemma.count_tokens(out.calls[0].prompt)
+
+
+# -- over a RAG pipeline, in Python and on the command line ------------------------------------------------------
+
+
+@pytest.fixture()
+def index(tmp_path: Path) -> Path:
+    pytest.importorskip("bm25s")
+    made = Index.create(tmp_path / "idx", dense=False)
+    made.add_texts([
+        {"id": "tower", "text": "The Eiffel Tower opened in 1889 in Paris."},
+        {"id": "bridge", "text": "The Tower Bridge in London opened in 1894."},
+        {"id": "needle", "text": "The Space Needle in Seattle opened in 1962."},
+    ])  # fmt: skip
+    return tmp_path / "idx"
+
+
+def test_ask_places_once_then_votes_over_orders_without_citations(server: _Server, index: Path) -> None:
+    pipeline = Pipeline.from_index(index, model=server.model(), k=3)
+    question = "When did the tower open?"
+    prepared = pipeline.prepare(question)
+    out = ask(pipeline, question, calls=4, seed=1)
+    # Call 0 sends exactly the prompt ask() sends; the others the same documents in other orders.
+    assert out.calls[0].prompt.text == prepared.prompt.text and out.calls[0].ids == tuple(prepared.prompt.ids)
+    assert all(sorted(c.ids) == sorted(prepared.prompt.ids) for c in out.calls) and len(set(out.orders)) == 4
+    # The server names the first document and cites it: the citation is not part of the vote.
+    assert [c.answer for c in out.calls] == [c.ids[0] for c in out.calls]
+    assert "[" not in "".join(out.votes) and out.answer == vote([c.ids[0] for c in out.calls]).answer
+    assert len(server.requests) == 4 + 0  # prepare() sends nothing
+    with pytest.raises(InvalidOptionError):
+        ask(pipeline, question, calls=0)
+    with pytest.raises(UnsupportedTypeError):
+        ask("idx", question)  # type: ignore[arg-type]
+    assert len(server.requests) == 4
+
+
+def test_uncited_strips_citations_from_the_first_line() -> None:
+    assert uncited("\n 1889 [tower] [2].\nmore [x]") == "1889 ."
+    assert normalize(uncited("[a] Paris [b]")) == normalize(uncited("Paris [c]")) == "paris"
+
+
+def test_cli_rag_psc_prints_the_vote_and_each_call(server: _Server, index: Path) -> None:
+    base = ["rag", str(index), "When did the tower open?", "--model", server.spec, "--k", "3"]
+    res = CliRunner().invoke(app, [*base, "--psc", "3"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("answer: ") and "votes: " in res.output and "of 3 calls" in res.output
+    assert res.output.count("  <- ") == 3 and len(server.requests) == 3
+    res = CliRunner().invoke(app, [*base, "--psc", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["n_calls"] == 2 and len(data["calls"]) == 2 and data["votes"]
+    res = CliRunner().invoke(app, [*base, "--psc", "40"])
+    # A typed error (litm's entry point prints it as one line, exit code 2), raised before anything is sent.
+    assert res.exit_code != 0 and isinstance(res.exception, InvalidOptionError)
+    assert "calls must be between 1 and 32" in str(res.exception)
+    assert len(server.requests) == 5

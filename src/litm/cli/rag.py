@@ -11,6 +11,8 @@ import typer
 from litm.cli import app
 from litm.cli._options import budget_flags, check_strategy
 from litm.cli.index import BackendOpt, RetrieverOpt
+from litm.consistency import PscAnswer
+from litm.consistency import ask as ask_psc
 from litm.models import load_model
 from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY, Answer, Pipeline, Reference
 
@@ -65,6 +67,18 @@ def _summary(answer: Answer, explain: bool) -> list[str]:
     return lines
 
 
+def _psc_lines(out: PscAnswer) -> list[str]:
+    votes = ", ".join(f"{k!r} {v}" for k, v in out.votes.items()) or "none (every call answered nothing)"
+    lines = [
+        f"answer: {out.answer or '(none)'}",
+        f"votes: {votes}; agreement {out.agreement:.0%} of {out.n_calls} calls (ties go to the earliest call)",
+        "calls (the documents in prompt order):",
+    ]
+    lines += [f"  {i}. {c.answer or '(empty)'}  <- {' '.join(c.ids)}" for i, c in enumerate(out.calls)]
+    lines.append(f"tokens: {out.input_tokens} in ({out.cached_tokens} cached) / {out.output_tokens} out")
+    return lines
+
+
 @app.command("rag")
 def rag_cmd(
     index: Path = typer.Argument(..., help="Index folder made by `litm index`."),
@@ -89,6 +103,9 @@ def rag_cmd(
         None, "--compress", help="Compress the chunks for the question first: a ratio (4x) or document tokens (600)."
     ),
     compress_scorer: str = typer.Option("embed", "--compress-scorer", help="Compression scorer: embed, lm, retriever."),
+    psc: int = typer.Option(
+        0, "--psc", min=0, help="Permutation self-consistency: ask in this many document orders, keep the majority."
+    ),
 ) -> None:
     """Answer a question from an index: the answer, its citations (or litm's attribution) and the plan.
 
@@ -100,6 +117,15 @@ def rag_cmd(
         strategy=strategy, budget=budget, model=loaded, k=k, profile=profile, max_answer_tokens=max_answer_tokens,
         compress=compress, compress_scorer=compress_scorer,
     )  # fmt: skip
+    if psc:
+        with budget_flags(max_input_tokens="--budget", reserve_output_tokens="--max-tokens"):
+            voted = ask_psc(pipeline, question, calls=psc)
+        if as_json:
+            typer.echo(json.dumps(voted.to_dict(), ensure_ascii=False))
+            return
+        for line in _psc_lines(voted):
+            typer.echo(line)
+        return
     with budget_flags(max_input_tokens="--budget", reserve_output_tokens="--max-tokens"):
         answer = pipeline.ask(question)
     if as_json:

@@ -47,6 +47,7 @@ def psc(
     stop: Sequence[str] = ("\n",),
     concurrency: int | None = None,
     as_input: Callable[[Prompt], PromptLike] | None = None,
+    answer_of: Callable[[str], str] = first_line,
 ) -> PscAnswer:
     """Answer ``question`` from ``docs`` ``calls`` times, each time with the documents in another seeded order,
     and return the majority answer (see the module docstring).
@@ -55,7 +56,8 @@ def psc(
     documents), in the order call 0 uses (``keep_first``); ``builder`` renders every call (default
     :data:`DEFAULT_BUILDER`); ``as_input`` turns a built prompt into what the model is sent (default the
     :class:`~litm.prompt.Prompt` itself, which each model renders natively; the benchmark sends its text as one
-    chat turn). Decoding is greedy; ``max_tokens`` and ``stop`` go to every call. Bad input raises a typed error
+    chat turn); ``answer_of`` reads the answer out of a reply (default its first line). Decoding is greedy;
+    ``max_tokens`` and ``stop`` go to every call. Bad input raises a typed error
     before any call: :class:`~litm.errors.InvalidOptionError` for ``calls`` outside 1..32 or no documents,
     :class:`~litm.errors.InvalidOptionTypeError` for a wrong type, :class:`~litm.errors.PromptError` for an
     empty question.
@@ -74,8 +76,9 @@ def psc(
         builder = DEFAULT_BUILDER
     elif not isinstance(builder, PromptBuilder):
         raise InvalidOptionTypeError(f"builder must be a PromptBuilder, got {type(builder).__name__}")
-    if as_input is not None and not callable(as_input):
-        raise InvalidOptionTypeError(f"as_input must be callable, got {type(as_input).__name__}")
+    for name, hook in (("as_input", as_input), ("answer_of", answer_of)):
+        if hook is not None and not callable(hook):
+            raise InvalidOptionTypeError(f"{name} must be callable, got {type(hook).__name__}")
     read = to_docs(docs)
     if not read:
         raise InvalidOptionError("psc needs at least one document to permute, got none")
@@ -86,7 +89,7 @@ def psc(
     done = complete_many(
         model, inputs, concurrency=concurrency, max_tokens=max_tokens, stop=list(stop), temperature=0.0, seed=0
     )
-    answers = [first_line(c.text) for c in done]
+    answers = [answer_of(c.text) for c in done]
     made = tuple(
         PscCall(order, tuple(read[i].id for i in order), answer, normalize(answer), c, p)
         for order, answer, c, p in zip(orders, answers, done, prompts, strict=True)
