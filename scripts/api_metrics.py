@@ -2,9 +2,11 @@
 
 The figures:
 
-* ``public_names``: distinct names exported by ``litm`` and every package ``__init__`` under ``src/litm``
-  (its ``__all__``; a package without one exports its non-underscore, non-module attributes).
-* ``names_bound_twice``: exported names bound to different objects in different packages.
+* ``public_names``: distinct names exported by ``litm`` and every public package ``__init__`` under ``src/litm``
+  (its ``__all__``; a package without one exports its non-underscore, non-module attributes; a package with
+  ``_`` in its path is private).
+* ``names_bound_twice``: exported names bound to different objects in different packages (the framework
+  subpackages of ``litm.integrations`` name their components alike on purpose and are not compared).
 * ``alias_modules``: modules that only forward to another one (they call ``alias_module``).
 * ``any_uses``: the ``Any`` annotations in ``src/litm`` (each ``Any`` / ``typing.Any`` outside imports).
 * ``wide_callables``: public functions and methods (CLI commands included) with more than 12 parameters.
@@ -44,10 +46,23 @@ MAX_PARAMETERS = 12
 
 
 def packages() -> list[str]:
-    """Every package under src/litm (a folder with an ``__init__.py``), sorted, ``litm`` first."""
+    """Every public package under src/litm (a folder with an ``__init__.py``, no ``_`` in its path), sorted."""
     root = SRC / "litm"
-    found = {".".join(("litm", *p.parent.relative_to(root).parts)) for p in root.rglob("__init__.py")}
+    found = {
+        ".".join(("litm", *parts))
+        for parts in (p.parent.relative_to(root).parts for p in root.rglob("__init__.py"))
+        if not any(part.startswith("_") for part in parts)
+    }
     return sorted(found)
+
+
+#: Each framework's subpackage offers the same components under the same names, one per framework, on purpose:
+#: the import path picks the framework (``litm.integrations.langchain.LitmCompressor``).
+SAME_NAME_PER_FRAMEWORK = (
+    "litm.integrations.haystack",
+    "litm.integrations.langchain",
+    "litm.integrations.llamaindex",
+)
 
 
 def exports(package: str) -> list[str]:
@@ -67,6 +82,8 @@ def names_bound_twice(surface: dict[str, list[str]]) -> dict[str, list[str]]:
     """Each name exported by two packages that are not the same object, with the packages."""
     seen: dict[str, dict[int, list[str]]] = {}
     for package, names in surface.items():
+        if package in SAME_NAME_PER_FRAMEWORK:
+            continue
         module = importlib.import_module(package)
         for name in names:
             seen.setdefault(name, {}).setdefault(id(getattr(module, name)), []).append(package)
@@ -255,7 +272,9 @@ def _signature(obj: object) -> str:
 def _describe(name: str, obj: object) -> list[str]:
     if inspect.isclass(obj):
         bases = ", ".join(b.__name__ for b in obj.__bases__ if b is not object)
-        lines = [f"class {name}({bases}){_signature(obj) if not issubclass(obj, BaseException) else ''}"]
+        lines = [f"class {name}({bases})" if bases else f"class {name}"]
+        if not issubclass(obj, BaseException):
+            lines.append(f"    {name}{_signature(obj)}")
         for attr, value in sorted(vars(obj).items()):
             if attr.startswith("_"):
                 continue

@@ -12,11 +12,11 @@ Quick start:
 """
 
 from litm._version import __version__
-from litm.bench import BenchError
 from litm.budget import compact_history, fit, guard
 from litm.errors import (
     AlreadyRegisteredError,
     AmbiguousCodeTargetError,
+    BenchError,
     CodeFileNotFoundError,
     CodeParseError,
     CodeTargetNotFoundError,

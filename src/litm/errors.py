@@ -331,6 +331,10 @@ class UnreadableFileError(InputFormatError):
     """A file of a text format holds no readable text: binary data, or bytes that are mostly not UTF-8."""
 
 
+class BenchError(EvalError):
+    """A benchmark that cannot run as asked (bad settings, a resume that would mix settings)."""
+
+
 class ProbeError(EvalError):
     """A probe cannot be set up or run: bad grid, unusable corpus, mismatched resume, unknown task or layout.
 

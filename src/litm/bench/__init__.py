@@ -3,15 +3,16 @@
 The data: the bundled NQ-Open (one gold passage), HotpotQA and 2WikiMultihopQA (several gold paragraphs; see
 :mod:`litm.bench.goldsets`), or your own JSON Lines file (:mod:`litm.bench.datafile`, ``litm bench --data``).
 
-``litm bench --model local`` (or :func:`run_bench` + :func:`write_outputs`) measures accuracy with the gold
-passage in each final slot among BM25-mined distractors, derives each placement strategy's accuracy for each
-gold retrieval rank from where :func:`litm.place` puts that rank, checks the derivation with direct
+``litm bench --model local`` (or :func:`run_bench` + :func:`litm.bench.outputs.write_outputs`) measures accuracy
+with the gold passage in each final slot among BM25-mined distractors, derives each placement strategy's accuracy
+for each gold retrieval rank from where :func:`litm.place` puts that rank, checks the derivation with direct
 end-to-end runs, and adds closed-book and oracle controls and an anchor ablation. ``profile`` is driven by a
 profile measured on the other half of the questions. Install the extras with ``pip install 'litm[bench]'``.
 
 Example:
     >>> from litm.models import load_model                                             # doctest: +SKIP
-    >>> from litm.bench import BenchConfig, run_bench, write_outputs                   # doctest: +SKIP
+    >>> from litm.bench import BenchConfig, run_bench                                  # doctest: +SKIP
+    >>> from litm.bench.outputs import write_outputs                                   # doctest: +SKIP
     >>> run = run_bench(load_model("local"), BenchConfig(questions=20), "out/")        # doctest: +SKIP
     >>> write_outputs("out/", run.rows, run.settings).summary["by_k"]["10"]["questions"]  # doctest: +SKIP
     20
@@ -34,16 +35,14 @@ from litm.bench.datafile import DataDoc, DataRecord, read_records
 from litm.bench.design import (
     ARMS,
     GOLD_DESIGNS,
-    STRATEGIES,
     arrangement,
-    build_prompt,
     closed_book_prompt,
     gold_slot,
     gold_slots,
 )
 from litm.bench.goldsets import goldset_summary
 from litm.bench.multihop import load_records
-from litm.bench.outputs import BenchOutputs, refresh_outputs, write_outputs
+from litm.bench.outputs import BenchOutputs, refresh_outputs
 from litm.bench.runner import BENCH_VERSION, BenchConfig, BenchError, BenchRun, run_bench
 from litm.bench.sources import load_bench_items
 
@@ -52,7 +51,6 @@ __all__ = [
     "BENCH_VERSION",
     "GOLD_DESIGNS",
     "RANK_DISTRIBUTIONS",
-    "STRATEGIES",
     "BenchConfig",
     "BenchError",
     "BenchOutputs",
@@ -62,7 +60,6 @@ __all__ = [
     "Passage",
     "QAItem",
     "arrangement",
-    "build_prompt",
     "closed_book_prompt",
     "contains_answer",
     "dead_zone_test",
@@ -85,5 +82,4 @@ __all__ = [
     "run_bench",
     "slot_cells",
     "summarize",
-    "write_outputs",
 ]

@@ -6,7 +6,7 @@ Example:
     >>> BenchConfig(ks=(1,))
     Traceback (most recent call last):
         ...
-    litm.bench.config.BenchError: k must be >= 2, got (1,)
+    litm.errors.BenchError: k must be >= 2, got (1,)
 """
 
 from __future__ import annotations
@@ -17,17 +17,13 @@ from typing import Any
 from litm.bench.compression import COMPRESS_ARMS
 from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
 from litm.consistency import MAX_CALLS
-from litm.errors import EvalError
+from litm.errors import BenchError
 from litm.models._base import Model
 from litm.models._logprobs import supports_logprobs
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError"]
 
 BENCH_VERSION = 1
-
-
-class BenchError(EvalError):
-    """A benchmark that cannot run as asked (bad settings, a resume that would mix settings)."""
 
 
 @dataclass(frozen=True)

@@ -15,21 +15,27 @@ litm's placement and anchored prompts apply unchanged. Needs the ``code`` extra:
 """
 
 from litm.code._context import code_context, make_workspace
-from litm.code._pieces import KINDS, CodePiece
-from litm.code._result import RENDER_FORMATS, CodeContext, render_docs
-from litm.code._source import LANGUAGES, language_of
-from litm.code._target import TargetSpec, parse_target
+from litm.code._pieces import CodePiece
+from litm.code._result import CodeContext, render_docs
+from litm.errors import (
+    AmbiguousCodeTargetError,
+    CodeFileNotFoundError,
+    CodeParseError,
+    CodeTargetNotFoundError,
+    CodeTargetTooLargeError,
+    UnsupportedLanguageError,
+)
 
 __all__ = [
-    "KINDS",
-    "LANGUAGES",
-    "RENDER_FORMATS",
+    "AmbiguousCodeTargetError",
     "CodeContext",
+    "CodeFileNotFoundError",
+    "CodeParseError",
     "CodePiece",
-    "TargetSpec",
+    "CodeTargetNotFoundError",
+    "CodeTargetTooLargeError",
+    "UnsupportedLanguageError",
     "code_context",
-    "language_of",
     "make_workspace",
-    "parse_target",
     "render_docs",
 ]

@@ -16,16 +16,15 @@ Example:
     (True, True)
 """
 
-from litm.compress._compress import PROTECT, UNITS, Compressor, TargetCounter, compress, parse_target
+from litm.compress._compress import UNITS, Compressor, TargetCounter, compress, parse_target
 from litm.compress._records import compress_records
 from litm.compress._result import Compressed, CompressedDoc, original_offset
 from litm.compress._scorers import SCORERS, EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, get_scorer
 from litm.compress._select import rank_budgets, select
-from litm.compress._terms import rare_terms, terms
+from litm.compress._terms import rare_terms
 from litm.errors import CompressionError
 
 __all__ = [
-    "PROTECT",
     "SCORERS",
     "UNITS",
     "Compressed",
@@ -46,5 +45,4 @@ __all__ = [
     "rank_budgets",
     "rare_terms",
     "select",
-    "terms",
 ]

@@ -27,35 +27,20 @@ Example:
     ('d2', 'd4', 'd3', 'd1')
 """
 
-from litm.integrations._compression import METADATA_KEY, Compressing, Compression, provenance
-from litm.integrations._options import (
-    COUNT_AS,
-    RANK_BY,
-    Budget,
-    CountAs,
-    Placing,
-    RankByOption,
-    as_profile,
-    optional_budget,
-)
+from litm.integrations._compression import METADATA_KEY, Compressing, Compression
+from litm.integrations._options import Budget, Placing, optional_budget
 from litm.integrations._steps import Assembled, Trimmed, assemble, reorder, trim
 
 __all__ = [
-    "COUNT_AS",
     "METADATA_KEY",
-    "RANK_BY",
     "Assembled",
     "Budget",
     "Compressing",
     "Compression",
-    "CountAs",
     "Placing",
-    "RankByOption",
     "Trimmed",
-    "as_profile",
     "assemble",
     "optional_budget",
-    "provenance",
     "reorder",
     "trim",
 ]

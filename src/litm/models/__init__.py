@@ -16,38 +16,43 @@ Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o
 :func:`register_backend`.
 """
 
-from litm.models._anthropic_backend import AnthropicModel, AnthropicTokenizer
-from litm.models._base import Completion, GenerationRequest, Model, PromptInput, PromptLike, complete_many
-from litm.models._embedded import EMBEDDED, EmbeddedModel, cache_dir, default_model_path, smollm2_path
-from litm.models._local import LlamaTokenizer, LocalModel, ReuseMode, unload_all
+from litm.errors import (
+    ContextWindowExceededError,
+    LogprobsUnavailableError,
+    ModelError,
+    ModelIntegrityError,
+    ModelNotFoundError,
+    UnknownModelSpecError,
+)
+from litm.models._anthropic_backend import AnthropicModel
+from litm.models._base import Completion, GenerationRequest, Model, PromptLike, complete_many
+from litm.models._embedded import EMBEDDED, cache_dir
+from litm.models._local import LocalModel, unload_all
 from litm.models._openai_backend import OpenAIModel
 from litm.models._spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
-from litm.prompt.messages import Message
 
 __all__ = [
     "EMBEDDED",
     "AnthropicModel",
-    "AnthropicTokenizer",
     "Completion",
-    "EmbeddedModel",
+    "ContextWindowExceededError",
     "GenerationRequest",
-    "LlamaTokenizer",
     "LocalModel",
-    "Message",
+    "LogprobsUnavailableError",
     "Model",
+    "ModelError",
+    "ModelIntegrityError",
+    "ModelNotFoundError",
     "ModelSpec",
     "OpenAIModel",
-    "PromptInput",
     "PromptLike",
-    "ReuseMode",
+    "UnknownModelSpecError",
     "backends",
     "cache_dir",
     "complete_many",
-    "default_model_path",
     "load_model",
     "parse_spec",
     "register_backend",
-    "smollm2_path",
     "unload_all",
     "unregister_backend",
 ]

@@ -13,15 +13,23 @@ Example:
     ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
 """
 
+from litm.errors import (
+    AlreadyRegisteredError,
+    DuplicateIdError,
+    InvalidDocumentError,
+    InvalidProfileError,
+    InvalidScoreError,
+    InvalidStrategyError,
+    UnknownStrategyError,
+)
 from litm.placement._auto import AutoOrder, profile_for, register_profile, registered_profiles, unregister_profile
 from litm.placement._documents import Doc, to_doc, to_docs
 from litm.placement._place import place
 from litm.placement._plan import PlacementPlan, SlotInfo
 from litm.placement._profile import PositionProfile
-from litm.placement._ranking import Dedup, Dropped, RankBy, Ranked, Ranking, rank
+from litm.placement._ranking import Dropped, Ranked, Ranking, rank
 from litm.placement._registry import (
     DEFAULT_STRATEGY,
-    ENTRY_POINT_GROUP,
     STRATEGIES,
     get_strategy,
     register_strategy,
@@ -34,26 +42,30 @@ from litm.placement._strategy import DEFAULT_MIN_DOCS, Strategy
 __all__ = [
     "DEFAULT_MIN_DOCS",
     "DEFAULT_STRATEGY",
-    "ENTRY_POINT_GROUP",
     "STRATEGIES",
+    "AlreadyRegisteredError",
     "AutoOrder",
-    "Dedup",
     "Doc",
     "Dropped",
+    "DuplicateIdError",
     "Edges",
+    "InvalidDocumentError",
+    "InvalidProfileError",
+    "InvalidScoreError",
+    "InvalidStrategyError",
     "LangChainOrder",
     "PlacementPlan",
     "PositionProfile",
     "ProfileOrder",
     "Pyramid",
     "RandomOrder",
-    "RankBy",
     "RankOrder",
     "Ranked",
     "Ranking",
     "Reverse",
     "SlotInfo",
     "Strategy",
+    "UnknownStrategyError",
     "get_strategy",
     "place",
     "profile_for",

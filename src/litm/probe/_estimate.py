@@ -33,7 +33,7 @@ from litm.probe._runner import reuse_rule
 from litm.probe._schedule import PrefillCost, PrefillMeter, batches, run_order, token_encoder
 from litm.spend.cost import Usage
 
-__all__ = ["Estimate", "estimate", "prefill_tokens"]
+__all__ = ["ProbeEstimate", "estimate", "prefill_tokens"]
 
 
 def prefill_tokens(prompts: Sequence[str], encode: Callable[[str], list[int]]) -> int:
@@ -44,7 +44,7 @@ def prefill_tokens(prompts: Sequence[str], encode: Callable[[str], list[int]]) -
 
 
 @dataclass(frozen=True)
-class Estimate:
+class ProbeEstimate:
     """Calls, input tokens, the ``max_tokens`` ceiling on output, prefill, and the expected bill's usages."""
 
     calls: int
@@ -104,7 +104,7 @@ def estimate(
     corpus: Corpus | None = None,
     *,
     model_options: dict[str, object] | None = None,
-) -> Estimate:
+) -> ProbeEstimate:
     """Build every pending prompt of ``config`` (skipping rows already in ``out_dir``) and count it."""
     ctx = ProbeContext(model, config, corpus)
     done: set[str] = set()
@@ -130,7 +130,7 @@ def estimate(
         scheduled.extend(items)
     by_key = {p.spec.key: p for p in scheduled}
     grid = [by_key[s.key] for batch in batches(specs, "grid") for s in batch]
-    return Estimate(
+    return ProbeEstimate(
         calls=len(specs),
         done=len(done),
         input_tokens=sum(p.built.prompt_tokens for p in scheduled),

@@ -26,6 +26,7 @@ Example:
     ['a']
 """
 
+from litm.errors import PromptError, PromptOptionError
 from litm.prompt.anchors import SCORE_AS, SHORT_ID_CHARS, STYLES, AnchorOptions, ScoreAs, Style, middle_slots, shown_ids
 from litm.prompt.builder import BUILDER_FORMAT_VERSION, PromptBuilder, build_prompt
 from litm.prompt.chat_template import ChatTemplate, template_tokens
@@ -63,6 +64,8 @@ __all__ = [
     "ParsedPrompt",
     "Prompt",
     "PromptBuilder",
+    "PromptError",
+    "PromptOptionError",
     "PromptTemplate",
     "QuestionPosition",
     "QuotedAnswer",

@@ -27,25 +27,32 @@ Example:
     ['france.md']
 """
 
+from litm.errors import (
+    CorruptIndexError,
+    IndexMismatchError,
+    IndexNotFoundError,
+    IndexVersionError,
+    RetrievalError,
+    UnreadableFileError,
+)
 from litm.retrieve._bm25 import BM25
-from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, CountsTokens, chunk_spans
+from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP
 from litm.retrieve._dense import Dense
 from litm.retrieve._embedder import Embedder, MiniLM, MiniLMTokenizer
 from litm.retrieve._hits import Chunk, Hit, Reranker, Retriever, docs
 from litm.retrieve._hybrid import RRF_K, Hybrid
 from litm.retrieve._index import Index, SyncReport, build_index
 from litm.retrieve._rerank import CrossEncoderReranker, DenseReranker, Reranked
-from litm.retrieve._retrievers import RERANKERS, RETRIEVERS, index_of, make_retriever, search, shortfall
+from litm.retrieve._retrievers import RETRIEVERS, index_of, make_retriever, search, shortfall
 
 __all__ = [
     "BM25",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_OVERLAP",
-    "RERANKERS",
     "RETRIEVERS",
     "RRF_K",
     "Chunk",
-    "CountsTokens",
+    "CorruptIndexError",
     "CrossEncoderReranker",
     "Dense",
     "DenseReranker",
@@ -53,14 +60,18 @@ __all__ = [
     "Hit",
     "Hybrid",
     "Index",
+    "IndexMismatchError",
+    "IndexNotFoundError",
+    "IndexVersionError",
     "MiniLM",
     "MiniLMTokenizer",
     "Reranked",
     "Reranker",
+    "RetrievalError",
     "Retriever",
     "SyncReport",
+    "UnreadableFileError",
     "build_index",
-    "chunk_spans",
     "docs",
     "index_of",
     "make_retriever",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from litm.errors import GatewayConfigError, VirtualKeyError
 from litm.serve._admin import create_key, list_keys, revoke_key, rotate_key
 from litm.serve._config import (
     GatewayConfig,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GatewayConfig",
+    "GatewayConfigError",
     "KeyOptions",
     "KeyStore",
     "LedgerOptions",
@@ -47,6 +49,7 @@ __all__ = [
     "ServerOptions",
     "Upstream",
     "VirtualKey",
+    "VirtualKeyError",
     "config_from_mapping",
     "create_app",
     "create_key",

@@ -14,6 +14,18 @@ Traceback (most recent call last):
 litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exceeded: ... requested $0.0156
 """
 
+from litm.errors import (
+    CorruptLedgerError,
+    LedgerNotFoundError,
+    LedgerUnavailableError,
+    PriceTableError,
+    PriceUnknownError,
+    ReservationError,
+    ReserveUncertainError,
+    SpendBudgetExceeded,
+    SpendLimitNotSetError,
+    SpendRequestError,
+)
 from litm.spend.budget import SpendCap
 from litm.spend.cost import (
     APPROX_MARGIN,
@@ -46,15 +58,25 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "APPROX_MARGIN",
     "ChargedModel",
+    "CorruptLedgerError",
     "Estimate",
     "Ledger",
+    "LedgerNotFoundError",
+    "LedgerUnavailableError",
     "ModelRates",
     "PriceTable",
+    "PriceTableError",
+    "PriceUnknownError",
     "RedisLedger",
     "Reservation",
+    "ReservationError",
+    "ReserveUncertainError",
     "SQLiteLedger",
     "SpendBudget",
+    "SpendBudgetExceeded",
     "SpendCap",
+    "SpendLimitNotSetError",
+    "SpendRequestError",
     "TokenRates",
     "Usage",
     "charged",

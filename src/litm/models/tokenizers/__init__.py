@@ -13,43 +13,30 @@ from litm.models.tokenizers._base import (
     UNSTATED_MARGIN,
     TokenCount,
     Tokenizer,
-    count_billed,
     count_request,
     safety_margin,
 )
 from litm.models.tokenizers._bpe import (
     ENCODING_SHA256,
-    ENCODINGS,
     OPENAI_REPLY_PRIMING,
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
     OpenAITokenizer,
     TiktokenTokenizer,
-    openai_encoding,
     openai_tokenizer,
 )
-from litm.models.tokenizers._estimate import (
-    ANTHROPIC_CHARS_PER_TOKEN,
-    ANY_MODEL_MARGIN,
-    ESTIMATE_MARGIN,
-    SCRIPT_WEIGHTS,
-    EstimateTokenizer,
-    script_counts,
-)
+from litm.models.tokenizers._estimate import ANTHROPIC_CHARS_PER_TOKEN, ESTIMATE_MARGIN, EstimateTokenizer
 from litm.models.tokenizers._offline import CL100K_SHA256, CL100K_URL, ensure_offline_tiktoken, offline_encoding
 
 __all__ = [
     "ANTHROPIC_CHARS_PER_TOKEN",
-    "ANY_MODEL_MARGIN",
     "CL100K_SHA256",
     "CL100K_URL",
-    "ENCODINGS",
     "ENCODING_SHA256",
     "ESTIMATE_MARGIN",
     "OPENAI_REPLY_PRIMING",
     "OPENAI_TOKENS_PER_MESSAGE",
     "OPENAI_TOKENS_PER_NAME",
-    "SCRIPT_WEIGHTS",
     "TOOLS_OVERHEAD_TOKENS",
     "TOOL_CALL_TOKENS",
     "TOOL_SCHEMA_MARGIN",
@@ -59,12 +46,9 @@ __all__ = [
     "TiktokenTokenizer",
     "TokenCount",
     "Tokenizer",
-    "count_billed",
     "count_request",
     "ensure_offline_tiktoken",
     "offline_encoding",
-    "openai_encoding",
     "openai_tokenizer",
     "safety_margin",
-    "script_counts",
 ]
