@@ -34,9 +34,9 @@ from litm.probe._sequential import StoppingRule, simulate
 __all__ = [
     "Corpus",
     "DeadZone",
-    "ProbeEstimate",
     "ProbeConfig",
     "ProbeError",
+    "ProbeEstimate",
     "ProbeOutputs",
     "ProbeRun",
     "ProfileDiff",
