@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from litm.budget import Call, SpendStep, TokenGate
 from litm.budget._guard.spend import OUTPUT_LIMITS, output_limit  # not exported by litm.budget
@@ -186,8 +186,12 @@ def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute,
                       body: dict[str, Any], request_id: str) -> Admitted:  # fmt: skip
     """Steps 4-7: count (the guard's token gate), the context limit, the output limit, the reservation."""
     limit = rt.max_input.get(route.name, route.max_input_tokens) or None
-    # The guard's own token gate: the same count, bound and compaction as a guarded SDK client.
-    gate = TokenGate(limit, rt.tokenizers[route.name], on_exceed="trim" if key.compact and limit else "raise")
+    # The guard's own token gate: the same count, bound and compaction as a guarded SDK client. One gate per
+    # model and policy, made once (building one checks its tokenizer against a Protocol, a slow isinstance).
+    on_exceed: Literal["raise", "trim"] = "trim" if key.compact and limit else "raise"
+    gate = rt.gates.get((route.name, on_exceed))
+    if gate is None:
+        gate = rt.gates.setdefault((route.name, on_exceed), TokenGate(limit, rt.tokenizers[route.name], on_exceed))
     try:
         gated = gate.before(Call(api, "", body))
     except ContextBudgetExceeded as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from litm.budget import max_input_tokens_from
+from litm.budget import TokenGate, max_input_tokens_from
 from litm.errors import GatewayConfigError, LitmError, SpendRequestError
 from litm.models.tokenizers import EstimateTokenizer, Tokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
@@ -33,6 +33,9 @@ class Runtime:
     admin_key: str = ""
     #: The most prompt tokens per model (0: no limit): ``max_input_tokens``, or a probe profile's measure.
     max_input: dict[str, int] = field(default_factory=dict)
+    #: The token gate of each (model, on_exceed), made at its first request and shared by every thread (a gate
+    #: keeps no state between calls).
+    gates: dict[tuple[str, str], TokenGate] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # the default would print the provider secrets
         return f"Runtime(models={sorted(self.tokenizers)}, ledger={self.config.ledger.url!r})"
