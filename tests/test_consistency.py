@@ -266,6 +266,11 @@ def test_bad_input_is_a_typed_error_before_any_call(server: _Server, kwargs: dic
     assert server.requests == []
 
 
+def test_one_stop_string_is_one_stop_sequence(server: _Server) -> None:
+    psc(DOCS, "Which comes first?", server.model(), calls=2, stop="\n\n", max_tokens=5)
+    assert [(r["stop"], r["max_tokens"]) for r in server.requests] == [(["\n\n"], 5)] * 2
+
+
 def test_fewer_orders_than_calls_make_fewer_calls(server: _Server) -> None:
     out = psc(DOCS[:2], "Which comes first?", server.model(), calls=5)
     assert out.n_calls == 2 and out.votes == {"alpha": 1, "beta": 1}

@@ -44,7 +44,7 @@ def psc(
     keep_first: bool = True,
     builder: PromptBuilder | None = None,
     max_tokens: int = 32,
-    stop: Sequence[str] = ("\n",),
+    stop: str | Sequence[str] = ("\n",),
     concurrency: int | None = None,
     as_input: Callable[[Prompt], PromptLike] | None = None,
     answer_of: Callable[[str], str] = first_line,
@@ -86,8 +86,9 @@ def psc(
     # Every prompt is built before the first call, so a bad question or document fails with nothing spent.
     prompts = [builder.build([read[i] for i in order], question) for order in orders]
     inputs = [p if as_input is None else as_input(p) for p in prompts]
+    stops = [stop] if isinstance(stop, str) else list(stop)
     done = complete_many(
-        model, inputs, concurrency=concurrency, max_tokens=max_tokens, stop=list(stop), temperature=0.0, seed=0
+        model, inputs, concurrency=concurrency, max_tokens=max_tokens, stop=stops, temperature=0.0, seed=0
     )
     answers = [answer_of(c.text) for c in done]
     made = tuple(
