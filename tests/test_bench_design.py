@@ -21,6 +21,7 @@ from litm.bench.design import (
     QUOTE_ARM,
     QUOTE_TOKENS,
     STRATEGIES,
+    arm_input,
     arm_reply,
     arm_tokens_per_doc,
     arrangement,
@@ -29,6 +30,7 @@ from litm.bench.design import (
     fold_of,
     gold_slot,
     gold_slots,
+    quote_prefilled,
     read_arm_reply,
 )
 from litm.bench.jobs import stage1_jobs
@@ -227,14 +229,30 @@ def test_arm_replies() -> None:
                   (Passage(1, "D", "Charles Babbage designed the engine."),))  # fmt: skip
     # The quote holds the answer; the answer line does not: scored by the answer line.
     reply = " Ada Lovelace wrote the first program.\nAnswer: Babbage"
-    text, fields = read_arm_reply(QUOTE_ARM, reply, item, chat=False)
+    text, fields = read_arm_reply(QUOTE_ARM, reply, item, prefilled=True)
     assert text == "Babbage" and fields["quote_found"] and fields["quote_gold"] and fields["answered"]
-    _, other = read_arm_reply(QUOTE_ARM, "Quote: Charles Babbage designed the engine.\nAnswer: x", item, chat=True)
+    labelled = "Quote: Charles Babbage designed the engine.\nAnswer: x"
+    _, other = read_arm_reply(QUOTE_ARM, labelled, item, prefilled=False)
     assert other["quote_found"] and not other["quote_gold"]
     # A chat reply without the marker that began no quote answered directly.
-    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace", item, chat=True)[0] == "Ada Lovelace"
-    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace wrote", item, chat=False)[0] == ""
-    assert read_arm_reply("default", "x\ny", item, chat=False) == ("x\ny", {})
+    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace", item, prefilled=False)[0] == "Ada Lovelace"
+    assert read_arm_reply(QUOTE_ARM, "Ada Lovelace wrote", item, prefilled=True)[0] == ""
+    assert read_arm_reply("default", "x\ny", item, prefilled=True) == ("x\ny", {})
+
+
+def test_quote_first_is_prefilled_wherever_litm_renders_the_prompt() -> None:
+    from litm.models import load_model
+
+    smol, remote = load_model("local:smollm2"), load_model("openai:gpt-4o-mini")
+    sent = arm_input(QUOTE_ARM, "Question: why?\nQuote:", smol, chat=True)
+    assert isinstance(sent, str) and sent.endswith("<|im_start|>assistant\nQuote:")
+    assert sent.count("Question: why?\nQuote:<|im_end|>") == 1
+    turn = [{"role": "user", "content": "Question: why?\nAnswer:"}]
+    assert arm_input("plain", "Question: why?\nAnswer:", smol, chat=True) == turn
+    assert arm_input(QUOTE_ARM, "x", remote, chat=True) == [{"role": "user", "content": "x"}]
+    assert arm_input(QUOTE_ARM, "x", remote, chat=False) == "x"
+    assert quote_prefilled(smol, chat=True) and not quote_prefilled(remote, chat=True)
+    assert quote_prefilled(remote, chat=False)
 
 
 def test_anchor_tokens_per_document_with_the_embedded_tokenizer() -> None:

@@ -16,19 +16,21 @@ pytest.importorskip("bm25s")
 
 
 class QuotingModel(Model):
-    """Quotes the gold passage's first words, then answers wrong on even questions and right on odd ones; a plain
-    prompt gets the right answer. Records every request."""
+    """Quotes the gold passage (whose text holds the answer), then answers wrong on even questions and right on odd
+    ones; a plain prompt gets the right answer. Honours a stop at a line end, as a real backend does, and
+    records every request. ``chat``: an instruct model behind a chat API (no prefill: it writes both lines)."""
 
     name = "quoting-model"
     spec = "quoting:test"
 
-    def __init__(self, answers: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, answers: dict[str, tuple[str, str]], chat: bool = False) -> None:
         self.answers = answers  # question -> (answer, gold passage text)
+        self.chat = chat
         self.requests: list[GenerationRequest] = []
 
     @property
     def supports_chat(self) -> bool:
-        return False
+        return self.chat
 
     @property
     def context_window(self) -> int:
@@ -39,41 +41,67 @@ class QuotingModel(Model):
         return EstimateTokenizer()
 
     def _generate(self, request: GenerationRequest) -> Completion:
-        assert isinstance(request.prompt, str)
         self.requests.append(request)
-        question = request.prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
+        text = request.prompt if isinstance(request.prompt, str) else request.prompt[-1]["content"]
+        question = text.rsplit("Question: ", 1)[1].split("\n", 1)[0]
         answer, gold = self.answers[question]
-        if not request.prompt.endswith("Quote:"):
-            return Completion(f" {answer}", 10, 3, 0.001, "stop", self.name)
-        index = sorted(self.answers).index(question)
-        # The quote holds the answer (the gold passage does); the answer line is right only on odd questions.
-        said = answer if index % 2 else "I do not know"
-        return Completion(f" {answer}: {gold[:80]}\nAnswer: {said}", 10, 30, 0.001, "stop", self.name)
+        said = answer if sorted(self.answers).index(question) % 2 else "I do not know"
+        at = max(gold.casefold().find(answer.casefold()), 0)  # NQ's gold passages hold the answer
+        quote = " " + " ".join(gold[max(at - 40, 0) : at + len(answer) + 20].split())
+        if text.endswith("Quote:"):
+            reply = f"Quote:{quote}\nAnswer: {said}" if self.chat else f"{quote}\nAnswer: {said}"
+        elif "Quote:" in text and text.endswith("\nAnswer:"):
+            reply = f" {said}"
+        else:
+            reply = f" {answer}\nQuestion: more"
+        if "\n" in request.stop:
+            reply = reply.split("\n", 1)[0]
+        return Completion(reply, 10, 3, 0.001, "stop", self.name)
 
 
-def test_quote_first_rows_are_scored_by_the_answer_not_the_quote(tmp_path: Path) -> None:
+def _quote_run(tmp_path: Path, chat: bool) -> tuple[QuotingModel, list[dict[str, object]]]:
     items = load_items(4, k=4)
-    model = QuotingModel({it.question: (it.answers[0], it.gold.text) for it in items})
+    model = QuotingModel({it.question: (it.answers[0], it.gold.text) for it in items}, chat=chat)
     config = BenchConfig(
         questions=4, ks=(4,), strategies=("none",), direct_questions=0, ablation_questions=4,
         ablation_arms=(QUOTE_ARM,), ablation_slots=(2,), controls=False, max_tokens=8,
     )  # fmt: skip
     run = run_bench(model, config, tmp_path, progress=False)
-    quoted = [r for r in run.rows if r.get("arm") == QUOTE_ARM]
+    assert [r["hit"] for r in run.rows if r.get("arm") == "plain" and r["slot"] == 2] == [True] * 4
+    return model, [r for r in run.rows if r.get("arm") == QUOTE_ARM]
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_quote_first_rows_are_scored_by_the_answer_not_the_quote(tmp_path: Path, chat: bool) -> None:
+    model, quoted = _quote_run(tmp_path, chat)
     assert len(quoted) == 4
     order = sorted(model.answers)
     for r in quoted:
-        right = order.index(r["question"]) % 2 == 1
+        right = order.index(str(r["question"])) % 2 == 1
         # Every quote holds an accepted answer: a scorer reading the quote's line would call all four right.
         assert r["hit"] is right and r["em"] is right, r["output"]
-        assert r["first_line"] == (r["answers"][0] if right else "I do not know")
-        assert r["answered"] and "quote" in r
-    # The quote-first prompts got room for the quote and no stop at its line's end; the plain ones did not.
-    for request in model.requests:
-        quote_first = isinstance(request.prompt, str) and request.prompt.endswith("Quote:")
-        assert request.max_tokens == (8 + QUOTE_TOKENS if quote_first else 8)
-        assert ("\n" in request.stop) is not quote_first
-    assert [r["hit"] for r in run.rows if r.get("arm") == "plain" and r["slot"] == 2] == [True] * 4
+        assert r["first_line"] == (r["answers"][0] if right else "I do not know")  # type: ignore[index]
+        assert str(r["answers"][0]).casefold() in str(r["quote"]).casefold()  # type: ignore[index]
+        assert r["answered"] and r["quote_found"] and r["quote_gold"]
+
+
+def test_a_prefilled_quote_is_answered_in_two_calls(tmp_path: Path) -> None:
+    model, quoted = _quote_run(tmp_path, chat=False)
+    first = [q for q in model.requests if isinstance(q.prompt, str) and q.prompt.endswith("Quote:")]
+    second = [q for q in model.requests if isinstance(q.prompt, str) and q.prompt.endswith("\nAnswer:")
+              and "Quote:" in q.prompt and not q.prompt.endswith("\nQuote:")]  # fmt: skip
+    assert len(first) == 4 and all(q.max_tokens == QUOTE_TOKENS and q.stop == ("\n",) for q in first)
+    # The second call continues the prompt, the quote and the marker, and answers one line.
+    assert len(second) == 4 and all(q.max_tokens == 8 and q.stop == ("\n",) for q in second)
+    assert all(str(r["output"]).count("\nAnswer: ") == 1 for r in quoted)
+
+
+def test_a_chat_api_gets_one_call_with_room_for_the_quote(tmp_path: Path) -> None:
+    model, _ = _quote_run(tmp_path, chat=True)
+    quote_first = [q for q in model.requests if not isinstance(q.prompt, str)
+                   and str(q.prompt[-1]["content"]).endswith("Quote:")]  # fmt: skip
+    assert len(quote_first) == 4
+    assert all(q.max_tokens == 8 + QUOTE_TOKENS and "\n" not in q.stop for q in quote_first)
 
 
 @pytest.mark.model

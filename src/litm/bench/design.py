@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 
 from litm.bench.data import Passage, QAItem
 from litm.errors import InvalidOptionError
+from litm.models import Completion, LocalModel, Model
 from litm.placement import Doc, PositionProfile, RandomOrder, Strategy, get_strategy, place
 from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording, parse_quoted_answer
 
@@ -35,14 +37,17 @@ __all__ = [
     "QUOTE_TOKENS",
     "STRATEGIES",
     "ArmReply",
+    "arm_input",
     "arm_reply",
     "arm_tokens_per_doc",
     "arrangement",
     "build_prompt",
     "closed_book_prompt",
+    "complete_arm",
     "fold_of",
     "gold_slot",
     "gold_slots",
+    "quote_prefilled",
     "rank_score",
     "read_arm_reply",
     "seed_of",
@@ -226,9 +231,10 @@ class ArmReply(NamedTuple):
 
 
 def arm_reply(arm: str, max_tokens: int) -> ArmReply:
-    """The reply settings of ``arm`` in a run answering in ``max_tokens``: every arm stops at the end of its first
-    line, except quote-first, whose answer follows the quote on the next line (it stops at a blank line or a new
-    ``Question:`` / ``Quote:``, and gets :data:`QUOTE_TOKENS` more for the quote).
+    """The settings of a one-call reply of ``arm`` in a run answering in ``max_tokens``: every arm stops at the
+    end of its first line, except quote-first sent without a prefill (to a chat API, see :func:`complete_arm`),
+    whose answer follows the quote on the next line (it stops at a blank line or a new ``Question:`` /
+    ``Quote:``, and gets :data:`QUOTE_TOKENS` more for the quote).
 
     >>> arm_reply("default", 16)
     ArmReply(max_tokens=16, stop=('\\n',), likelihood=True)
@@ -240,26 +246,93 @@ def arm_reply(arm: str, max_tokens: int) -> ArmReply:
     return ArmReply(max_tokens, ("\n",), True)
 
 
-def read_arm_reply(arm: str, output: str, item: QAItem, *, chat: bool) -> tuple[str, dict[str, Any]]:
+def quote_prefilled(model: Model, *, chat: bool) -> bool:
+    """Whether a quote-first reply of ``model`` starts inside the quote (the prompt ended with ``Quote:``): in
+    completion format always; in chat format when litm renders the model's chat template itself (a local
+    model, see :func:`arm_input`). A remote chat API gets the user turn alone."""
+    return not chat or isinstance(model, LocalModel)
+
+
+def arm_input(arm: str, prompt: str, model: Model, *, chat: bool) -> str | list[dict[str, str]]:
+    """What ``model`` is sent for an arm's ``prompt``: the text itself (completion format) or one user turn
+    (chat format). A quote-first prompt in chat format to a local model is sent as its chat template renders
+    that turn, followed by the ``Quote:`` prefill, so its reply starts inside the quote as in completion
+    format (small chat models asked in the turn alone answered in one sentence and quoted nothing).
+
+    >>> from litm.models import load_model
+    >>> arm_input("quote-first", "Question: why?\\nQuote:", load_model("openai:gpt-4o-mini"), chat=True)
+    [{'role': 'user', 'content': 'Question: why?\\nQuote:'}]
+    """
+    if not chat:
+        return prompt
+    turn = [{"role": "user", "content": prompt}]
+    if arm != QUOTE_ARM or not isinstance(model, LocalModel):
+        return turn
+    text = model.render_messages(turn)
+    # complete() adds the BOS token itself where the model has one; the template wrote it as text.
+    bos = model.template.bos_token if model.template is not None else ""
+    if bos and text.startswith(bos):
+        text = text[len(bos) :]
+    return text + PromptTemplate.for_lang("en").quote_cue
+
+
+def complete_arm(
+    model: Model, arm: str, prompt: str, *, chat: bool, max_tokens: int
+) -> tuple[Completion, str | list[dict[str, str]] | None]:
+    """Answer an arm's ``prompt`` greedily; returns the completion and the prompt an accepted answer would follow
+    directly (what the likelihood metric scores after; None when there is none).
+
+    Every arm but quote-first: one call, stopped at the end of the first line. Quote-first, where the reply
+    starts inside the quote (:func:`quote_prefilled`): the quote is generated to the end of its line (at most
+    :data:`QUOTE_TOKENS` tokens); unless it already holds ``Answer:``, the prompt, the quote and ``\\nAnswer:``
+    are continued for the answer's line (a second call, which a local model answers from its KV cache: small
+    models ended their turn after the quote), and the completion's text is the quote, ``\\nAnswer:`` and the
+    answer. Quote-first to a remote chat API: one call of ``max_tokens`` plus :data:`QUOTE_TOKENS` tokens,
+    stopped at a blank line (:func:`arm_reply`), and no likelihood.
+    """
+    sent = arm_input(arm, prompt, model, chat=chat)
+    if arm != QUOTE_ARM or not quote_prefilled(model, chat=chat):
+        reply = arm_reply(arm, max_tokens)
+        done = model.complete(sent, max_tokens=reply.max_tokens, stop=list(reply.stop), temperature=0.0, seed=0)
+        return done, sent if reply.likelihood else None
+    assert isinstance(sent, str)  # a prefilled prompt is text
+    quote = model.complete(sent, max_tokens=QUOTE_TOKENS, stop=["\n"], temperature=0.0, seed=0)
+    marker = PromptTemplate.for_lang("en").answer_marker
+    if marker.casefold() in quote.text.casefold():
+        return quote, None
+    follow = f"{sent}{quote.text.rstrip()}\n{marker}"
+    answer = model.complete(follow, max_tokens=max_tokens, stop=["\n"], temperature=0.0, seed=0)
+    both = dataclasses.replace(
+        answer,
+        text=f"{quote.text.rstrip()}\n{marker}{answer.text}",
+        input_tokens=quote.input_tokens + answer.input_tokens,
+        cached_tokens=quote.cached_tokens + answer.cached_tokens,
+        output_tokens=quote.output_tokens + answer.output_tokens,
+        latency_s=quote.latency_s + answer.latency_s,
+    )
+    return both, follow
+
+
+def read_arm_reply(arm: str, output: str, item: QAItem, *, prefilled: bool) -> tuple[str, dict[str, Any]]:
     """The text an arm's reply is scored by (its first line is), and the row fields the arm adds.
 
     Every arm but quote-first: the output as it is, no fields. Quote-first: the answer after ``Answer:``
-    (:func:`litm.prompt.parse_quoted_answer`: a completion prompt ends with the ``Quote:`` prefill, a chat reply
-    starts on its own), so the quote is never scored as the answer; the fields say whether the reply reached the
-    marker (``answered``), what it quoted, whether the quote is in one of the question's passages
+    (:func:`litm.prompt.parse_quoted_answer`; ``prefilled``: the reply continues the ``Quote:`` cue, see
+    :func:`quote_prefilled`), so the quote is never scored as the answer; the fields say whether the reply
+    reached the marker (``answered``), what it quoted, whether the quote is in one of the question's passages
     (``quote_found``, ``quote_score``) and whether that passage is a gold one (``quote_gold``).
 
     >>> item = QAItem("q", "Where is Paris?", ("France",), Passage(0, "Paris", "Paris is in France."), ())
-    >>> read_arm_reply("quote-first", " Paris is in France.\\nAnswer: France", item, chat=False)[0]
+    >>> read_arm_reply("quote-first", " Paris is in France.\\nAnswer: France", item, prefilled=True)[0]
     'France'
-    >>> read_arm_reply("plain", "France", item, chat=False)
+    >>> read_arm_reply("plain", "France", item, prefilled=True)
     ('France', {})
     """
     if arm != QUOTE_ARM:
         return output, {}
     docs = [{"id": f"gold-{i}", "text": p.text} for i, p in enumerate(item.golds)]
     docs += [{"id": f"other-{i}", "text": p.text} for i, p in enumerate(item.distractors)]
-    q = parse_quoted_answer(output, docs, prefilled=not chat)
+    q = parse_quoted_answer(output, docs, prefilled=prefilled)
     fields = {
         "answered": q.marker_found,
         "quote": q.quote,

@@ -27,7 +27,7 @@ from litm.bench.compression import Compressors, compress_jobs, compress_keys
 from litm.bench.config import BENCH_VERSION, BenchConfig, BenchError
 from litm.bench.consistency import psc_stage
 from litm.bench.data import QAItem
-from litm.bench.design import arm_reply, fold_of, read_arm_reply
+from litm.bench.design import complete_arm, fold_of, quote_prefilled, read_arm_reply
 from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
 from litm.bench.settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
 from litm.bench.sources import load_bench_items
@@ -35,7 +35,7 @@ from litm.compress import ScoreCache, TargetCounter
 from litm.eval._results import ResultsLog
 from litm.eval._runs import completion_fields, model_mode
 from litm.eval._scoring import exact_match, score_output, token_f1
-from litm.models._base import Completion, Model, PromptInput, run_each
+from litm.models._base import Completion, Model, run_each
 from litm.models._logprobs import Logprobs, ScoresContinuations
 from litm.placement._profile import PositionProfile
 from litm.util._progress import progress as make_progress
@@ -97,7 +97,8 @@ def _row(
     scores: Sequence[Logprobs] | None = None,
 ) -> dict[str, Any]:
     # A quote-first reply is scored by its answer after the quote, never by the quote.
-    text, arm_fields = read_arm_reply(str(job.meta.get("arm", "")), done.text, job.item, chat=chat)
+    prefilled = quote_prefilled(model, chat=chat)
+    text, arm_fields = read_arm_reply(str(job.meta.get("arm", "")), done.text, job.item, prefilled=prefilled)
     score = score_output(text, answers=job.item.answers, question=job.item.question)
     return {
         "key": job.key,
@@ -135,14 +136,15 @@ def _execute(
     scored: dict[str, list[Logprobs]] = {}
 
     def call(job: Job) -> Completion:
-        # An instruct model answers its own chat turn; a base model continues the text after "Answer:".
-        prompt: PromptInput = [{"role": "user", "content": job.prompt}] if chat else job.prompt
-        reply = arm_reply(str(job.meta.get("arm", "")), max_tokens)
-        done = model.complete(prompt, max_tokens=reply.max_tokens, stop=list(reply.stop), temperature=0.0, seed=0)
-        if likelihood and reply.likelihood:
+        # An instruct model answers its own chat turn; a base model continues the text after "Answer:" (a
+        # quote-first prompt: the quote, then the answer, see complete_arm).
+        arm = str(job.meta.get("arm", ""))
+        done, before = complete_arm(model, arm, job.prompt, chat=chat, max_tokens=max_tokens)
+        if likelihood and before is not None:
             # Right after the answer: a local model reuses the prompt's KV cache, so this costs the answer tokens.
             scorer = cast(ScoresContinuations, model)
-            scored[job.key] = scorer.continuation_logprobs(prompt, continuations(job.item.answers, chat=chat))
+            after = continuations(job.item.answers, chat=not isinstance(before, str))
+            scored[job.key] = scorer.continuation_logprobs(before, after)
         return done
 
     run_each(model, jobs, call, lambda job, done: on_done(job, done, scored.pop(job.key, None)))
