@@ -27,15 +27,11 @@ from litm.errors import InvalidOptionError, ModelError, PromptError
 from litm.models import load_model
 from litm.models.tokenizers import ENCODING_SHA256, ESTIMATE_MARGIN, OpenAITokenizer, TokenCount, safety_margin
 from litm.tokens import (
-    CL100K_URL,
     OPENAI_REPLY_PRIMING,
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
     EstimateTokenizer,
-    TiktokenTokenizer,
-    Tokenizer,
     count_tokens,
-    ensure_offline_tiktoken,
     get_tokenizer,
     openai_tokenizer,
 )
@@ -250,42 +246,6 @@ def test_openai_counts_are_exact_with_sockets_disabled(tmp_path: Path) -> None:
         {"TIKTOKEN_CACHE_DIR": str(tmp_path)},  # an empty cache: nothing to find there either
     )
     assert out == "[13225, 2375] 2"
-
-
-def test_deprecated_tiktoken_helpers_still_work_offline(tmp_path: Path) -> None:
-    cache = tmp_path / "tiktoken-cache"
-    out = _run_isolated(
-        """
-        import tiktoken.load
-        _read = tiktoken.load.read_file
-        def _no_download(p):
-            assert "://" not in p, "download attempted"
-            return _read(p)
-        tiktoken.load.read_file = _no_download
-        from litm.tokens import ensure_offline_tiktoken
-        path = ensure_offline_tiktoken()
-        import tiktoken
-        print(path, len(tiktoken.get_encoding("cl100k_base").encode("Lost in the middle")))
-        """,
-        {"TIKTOKEN_CACHE_DIR": str(cache)},
-    )
-    expected_name = hashlib.sha1(CL100K_URL.encode()).hexdigest()  # tiktoken's cache key for the URL
-    assert out == f"{cache / expected_name} 4"
-
-
-def test_deprecated_names_warn_and_keep_working(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    with pytest.warns(DeprecationWarning, match="ensure_offline_tiktoken"):
-        first = ensure_offline_tiktoken()
-    assert first is not None and first.parent == tmp_path
-    first.write_bytes(b"garbage")  # tiktoken would delete this and download: litm rewrites it instead
-    with pytest.warns(DeprecationWarning):
-        assert ensure_offline_tiktoken() == first
-    assert hashlib.sha256(first.read_bytes()).hexdigest().startswith("223921b7")
-    with pytest.warns(DeprecationWarning, match="use OpenAITokenizer"):
-        legacy = TiktokenTokenizer()
-    assert isinstance(legacy, OpenAITokenizer) and legacy.encoding == "cl100k_base"
-    assert isinstance(legacy, Tokenizer) and legacy.count("hello world") == 2
 
 
 @pytest.mark.model

@@ -22,16 +22,12 @@ from litm.models.tokenizers._bpe import (
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
     OpenAITokenizer,
-    TiktokenTokenizer,
     openai_tokenizer,
 )
 from litm.models.tokenizers._estimate import ANTHROPIC_CHARS_PER_TOKEN, ESTIMATE_MARGIN, EstimateTokenizer
-from litm.models.tokenizers._offline import CL100K_SHA256, CL100K_URL, ensure_offline_tiktoken, offline_encoding
 
 __all__ = [
     "ANTHROPIC_CHARS_PER_TOKEN",
-    "CL100K_SHA256",
-    "CL100K_URL",
     "ENCODING_SHA256",
     "ESTIMATE_MARGIN",
     "OPENAI_REPLY_PRIMING",
@@ -43,12 +39,9 @@ __all__ = [
     "UNSTATED_MARGIN",
     "EstimateTokenizer",
     "OpenAITokenizer",
-    "TiktokenTokenizer",
     "TokenCount",
     "Tokenizer",
     "count_request",
-    "ensure_offline_tiktoken",
-    "offline_encoding",
     "openai_tokenizer",
     "safety_margin",
 ]

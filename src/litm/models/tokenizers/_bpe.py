@@ -27,7 +27,6 @@ import functools
 import importlib.machinery
 import importlib.util
 import re
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,6 @@ __all__ = [
     "OPENAI_TOKENS_PER_MESSAGE",
     "OPENAI_TOKENS_PER_NAME",
     "OpenAITokenizer",
-    "TiktokenTokenizer",
     "openai_encoding",
     "openai_tokenizer",
 ]
@@ -201,18 +199,3 @@ def openai_tokenizer(model: str) -> OpenAITokenizer | EstimateTokenizer:
     estimate = EstimateTokenizer(label=f"estimate for {model}")
     estimate.note = f"litm does not know the encoding of {model}: counts are estimated"
     return estimate
-
-
-class TiktokenTokenizer(OpenAITokenizer):
-    """Deprecated (0.2): use :class:`OpenAITokenizer`; litm counts with bpe-openai, not tiktoken.
-
-    Kept for one release with its old default encoding, ``cl100k_base``; constructing one warns.
-    """
-
-    def __init__(self, encoding: str = "cl100k_base", *, exact: bool = True, note: str = "") -> None:
-        warnings.warn(
-            "litm's TiktokenTokenizer is deprecated: use OpenAITokenizer (same counts, from bpe-openai)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        super().__init__(encoding, exact=exact, note=note)
