@@ -135,5 +135,5 @@ def test_a_slow_key_lookup_does_not_hold_up_other_requests(
     with ThreadedServer(create_app(cfg)) as gw:
         status, code, quick, slow_s = asyncio.run(scenario(gw.url))
     assert (status, code) == (503, "key_store_unavailable")
-    assert slow_s >= 1.0  # the lookup waited at least one socket timeout ...
-    assert max(quick) < 0.5, quick  # ... and the other requests were answered meanwhile
+    assert slow_s >= 1.0  # the lookup waited at least one socket timeout (two tries: about 2 s) ...
+    assert max(quick) < 1.0, quick  # ... and the other requests were answered meanwhile, not after it
