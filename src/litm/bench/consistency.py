@@ -38,7 +38,7 @@ from litm.eval._results import ResultsLog, read_rows
 from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
 from litm.models import Completion, Model, PromptLike
 from litm.placement import Doc
-from litm.prompt import Prompt, Wording
+from litm.prompt import Prompt, PromptBuilder, Wording
 
 __all__ = ["PSC_PHASE", "PSC_SUMMARY", "psc_keys", "psc_markdown", "psc_stage", "psc_summary", "write_psc_outputs"]
 
@@ -90,7 +90,7 @@ def psc_stage(
 ) -> int:  # fmt: skip
     """Run the psc arm for every question, ``k`` and slot (or design) without a row in ``log``; append each row
     as its calls finish. Returns how many rows were written."""
-    builders: dict[str, Any] = {}
+    builders: dict[str, PromptBuilder] = {}
 
     def as_input(p: Prompt) -> PromptLike:
         # The bench's own form of a prompt: its text, as one chat turn for an instruct model.
