@@ -249,7 +249,13 @@ def arm_reply(arm: str, max_tokens: int) -> ArmReply:
 def quote_prefilled(model: Model, *, chat: bool) -> bool:
     """Whether a quote-first reply of ``model`` starts inside the quote (the prompt ended with ``Quote:``): in
     completion format always; in chat format when litm renders the model's chat template itself (a local
-    model, see :func:`arm_input`). A remote chat API gets the user turn alone."""
+    model, see :func:`arm_input`). A remote chat API gets the user turn alone.
+
+    >>> from litm.models import load_model
+    >>> api = load_model("openai:gpt-4o-mini")
+    >>> quote_prefilled(api, chat=True), quote_prefilled(api, chat=False)
+    (False, True)
+    """
     return not chat or isinstance(model, LocalModel)
 
 
@@ -289,6 +295,16 @@ def complete_arm(
     models ended their turn after the quote), and the completion's text is the quote, ``\\nAnswer:`` and the
     answer. Quote-first to a remote chat API: one call of ``max_tokens`` plus :data:`QUOTE_TOKENS` tokens,
     stopped at a blank line (:func:`arm_reply`), and no likelihood.
+
+    >>> from litm.models import Completion, Model
+    >>> class Quoting(Model):  # a base model that quotes, then answers
+    ...     name, supports_chat, context_window, tokenizer = "quoting", False, 4096, None
+    ...     def _generate(self, request):
+    ...         said = " Paris is in France." if request.prompt.endswith("Quote:") else " France"
+    ...         return Completion(said, 1, 1, 0.0, "stop")
+    >>> done, before = complete_arm(Quoting(), "quote-first", "Where?\\nQuote:", chat=False, max_tokens=8)
+    >>> done.text, before
+    (' Paris is in France.\\nAnswer: France', 'Where?\\nQuote: Paris is in France.\\nAnswer:')
     """
     sent = arm_input(arm, prompt, model, chat=chat)
     if arm != QUOTE_ARM or not quote_prefilled(model, chat=chat):
