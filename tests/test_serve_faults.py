@@ -46,6 +46,10 @@ def test_two_gateways_under_load_with_a_killed_worker_and_a_redis_restart_never_
         assert row["held"] == 0 and row["upstream_bill"] <= row["settled"] <= row["limit"], (scope, row)
     answers = result["answers"]
     assert answers.get("200", 0) > 0 and answers.get("402 budget_exceeded", 0) > 0, answers
+    # While Redis was down requests were refused with a typed 503 (never let through).
+    assert {label for label in answers if label.startswith("503")} <= {"503 ledger_unavailable",
+                                                                       "503 key_store_unavailable"}, answers
+    assert any(label.startswith("503") for label in answers), answers
     assert not result["untyped_outside_the_killed_worker"] and not result["ledger_mismatches"]
     assert result["faults"]["worker_killed"]["pid"] and "redis_restarted" in result["faults"]
     assert (tmp_path / "results.md").read_text().startswith("# Gateway benchmark (faults)")
