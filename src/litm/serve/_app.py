@@ -84,8 +84,6 @@ def _refused(family: Family, refusal: Refusal, request_id: str, request: Request
     return JSONResponse(error_body(family, refusal), status_code=refusal.status, headers={"x-request-id": request_id})
 
 
-
-
 def _upstream_headers(request: Request, upstream: Upstream, secret: str, request_id: str,
                       stream: bool) -> dict[str, str]:  # fmt: skip
     headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
