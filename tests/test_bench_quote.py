@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from litm.bench.data import load_items
 from litm.bench.design import QUOTE_ARM, QUOTE_TOKENS
+from litm.bench.outputs import write_outputs
 from litm.bench.runner import BenchConfig, run_bench
 from litm.models import Completion, GenerationRequest, Model, load_model
 from litm.tokens import EstimateTokenizer
@@ -94,6 +96,18 @@ def test_a_prefilled_quote_is_answered_in_two_calls(tmp_path: Path) -> None:
     # The second call continues the prompt, the quote and the marker, and answers one line.
     assert len(second) == 4 and all(q.max_tokens == 8 and q.stop == ("\n",) for q in second)
     assert all(str(r["output"]).count("\nAnswer: ") == 1 for r in quoted)
+
+
+def test_the_summary_reports_how_the_quotes_went(tmp_path: Path) -> None:
+    _quote_run(tmp_path, chat=False)
+    rows = [json.loads(line) for line in (tmp_path / "bench.jsonl").read_text(encoding="utf-8").splitlines()]
+    out = write_outputs(tmp_path, rows, {}, plots=False)
+    assert out.summary["quote_first"]["4"]["slot 2"] == {
+        "n": 4, "answered": 1.0, "quote_found": 1.0, "quote_gold": 1.0, "hit": 0.5,
+    }  # fmt: skip
+    markdown = (tmp_path / "bench-summary.md").read_text(encoding="utf-8")
+    assert "| slot 2 | 4 | 1.00 | 1.00 | 1.00 | 0.50 |" in markdown
+    assert "quote-first" in json.dumps(out.summary["by_k"]["4"]["ablation"])
 
 
 def test_a_chat_api_gets_one_call_with_room_for_the_quote(tmp_path: Path) -> None:

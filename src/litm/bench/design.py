@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -47,7 +47,9 @@ __all__ = [
     "fold_of",
     "gold_slot",
     "gold_slots",
+    "quote_markdown",
     "quote_prefilled",
+    "quote_summary",
     "rank_score",
     "read_arm_reply",
     "seed_of",
@@ -357,6 +359,45 @@ def read_arm_reply(arm: str, output: str, item: QAItem, *, prefilled: bool) -> t
         "quote_gold": q.quote_found and str(q.doc_id).startswith("gold-"),
     }
     return q.answer, fields
+
+
+def quote_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """How the quote-first replies went, per ``k`` and gold slot (or gold-set design): replies, and the share
+    that reached ``Answer:``, whose quote is in one of the question's passages, in a gold one, and that were right
+    (first-line match). Empty without quote-first rows. The arm against plain is in the ablation tables.
+
+    >>> rows = [{"phase": "ablation", "arm": "quote-first", "k": 4, "slot": 2, "answered": True,
+    ...          "quote_found": q < 2, "quote_gold": q < 1, "hit": q < 1} for q in range(4)]
+    >>> quote_summary(rows)["4"]["slot 2"]
+    {'n': 4, 'answered': 1.0, 'quote_found': 0.5, 'quote_gold': 0.25, 'hit': 0.25}
+    """
+    groups: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    for r in rows:
+        if r.get("phase") == "ablation" and r.get("arm") == QUOTE_ARM:
+            where = f"slot {r['slot']}" if r.get("slot") is not None else f"design {r.get('design')}"
+            groups.setdefault(str(r.get("k")), {}).setdefault(where, []).append(r)
+    fields = ("answered", "quote_found", "quote_gold", "hit")
+    return {
+        k: {
+            where: {"n": len(got), **{f: round(sum(bool(r.get(f)) for r in got) / len(got), 4) for f in fields}}
+            for where, got in sorted(by.items(), key=lambda x: (len(x[0]), x[0]))
+        }
+        for k, by in groups.items()
+    }
+
+
+def quote_markdown(summary: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Markdown lines for :func:`quote_summary` (none when it is empty)."""
+    lines: list[str] = []
+    for k, by in summary.items():
+        lines += [f"## Quote-first replies, k={k}", ""]
+        lines += ["| where | replies | reached Answer: | quote in a passage | quote from a gold passage | right |"]
+        lines += ["| --- | --- | --- | --- | --- | --- |"]
+        for where, c in by.items():
+            shares = " | ".join(f"{c[f]:.2f}" for f in ("answered", "quote_found", "quote_gold", "hit"))
+            lines.append(f"| {where} | {c['n']} | {shares} |")
+        lines.append("")
+    return lines
 
 
 def arm_tokens_per_doc(

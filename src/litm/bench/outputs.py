@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench.analysis import call_totals, fold_profiles, summarize
-from litm.bench.design import STRATEGIES
+from litm.bench.design import STRATEGIES, quote_markdown, quote_summary
 from litm.bench.goldsets import goldset_markdown, goldset_summary
 from litm.bench.likelihood import likelihood_summary
 from litm.bench.markdown import summary_markdown
@@ -54,11 +54,16 @@ def write_outputs(
     if multi:
         summary["gold_sets"] = goldset_summary(multi)
         summary["calls"] = call_totals(rows)
+    quotes = quote_summary(rows)
+    if quotes:
+        summary["quote_first"] = quotes
     summary_path = out / SUMMARY
     summary_path.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     markdown = summary_markdown(summary)
     if multi:
         markdown += "\n" + "\n".join(goldset_markdown(summary["gold_sets"]))
+    if quotes:
+        markdown += "\n" + "\n".join(quote_markdown(quotes))
     (out / SUMMARY_MD).write_text(markdown, encoding="utf-8")
     for k in summary["by_k"]:
         for fold, profile in fold_profiles(single, int(k)).items():
