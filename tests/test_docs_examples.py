@@ -39,7 +39,7 @@ DOCS = ROOT / "docs"
 SITE = "https://github.com/litm-project/litm/blob/main/"
 
 # Pages other work is writing this session: their blocks join the runner once they carry the markers above.
-NOT_YET_UNDER_THE_RUNNER = {"docs/serve.md", "docs/prompts.md", "docs/consistency.md"}
+NOT_YET_UNDER_THE_RUNNER = {"docs/serve.md", "docs/prompts.md"}
 
 RUN_PYTHON = {"python"}
 RUN_SHELL = {"bash"}
