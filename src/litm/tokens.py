@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litm.models._base import Model, PromptLike
-from litm.models._spec import load_model
+from litm.models import Model, PromptLike, load_model
 from litm.models.tokenizers import (
     ANTHROPIC_CHARS_PER_TOKEN,
     OPENAI_REPLY_PRIMING,

@@ -134,9 +134,8 @@ def bench_cmd(
     from litm.bench.outputs import write_outputs
     from litm.bench.runner import run_bench
     from litm.bench.settings import recorded_batch
-    from litm.models import load_model
-    from litm.models._spec import parse_spec
-    from litm.placement._profile import PositionProfile
+    from litm.models import load_model, parse_spec
+    from litm.placement import PositionProfile
 
     multi = data != "nq"
     names = _split(strategies) or (tuple(s for s in STRATEGIES if s in GOLDSET_STRATEGIES) if multi else STRATEGIES)

@@ -109,9 +109,7 @@ def _committed_profile() -> tuple[PositionProfile, int, str]:
 
 def _probed_profile(model: Model, out: Path, quick: bool, progress: bool) -> tuple[PositionProfile, int, str]:
     from litm.cli.probe import _echo_summary
-    from litm.probe._grid import ProbeConfig
-    from litm.probe._outputs import write_outputs
-    from litm.probe._runner import run_probe
+    from litm.probe import ProbeConfig, run_probe, write_outputs
 
     grid = _QUICK if quick else _PROBE
     config = ProbeConfig(tasks=("needle",), **grid)  # type: ignore[arg-type]

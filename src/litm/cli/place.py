@@ -11,8 +11,7 @@ import typer
 from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import DedupOpt, RankByOpt, check_strategy
-from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, place
-from litm.placement._profile import PositionProfile
+from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, PositionProfile, place
 from litm.util._files import atomic_write
 
 

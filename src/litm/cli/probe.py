@@ -19,8 +19,8 @@ import typer
 
 from litm.cli import app
 from litm.cli._interrupt import stop_resumably
+from litm.errors import ProbeError
 from litm.models._local.kv_reuse import REUSE_BATCH
-from litm.probe.errors import ProbeError
 from litm.util._records import decode_text
 
 probe_app = typer.Typer(

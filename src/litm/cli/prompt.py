@@ -12,7 +12,7 @@ from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, RankByOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.errors import PromptError
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Layout, PromptTemplate, Wording, build_prompt
 
 

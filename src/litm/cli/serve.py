@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 import typer
 
 from litm.cli import app
-from litm.serve import create_key, list_keys, load_config, revoke_key, rotate_key, serve
-from litm.serve._config import GatewayConfig
+from litm.serve import GatewayConfig, create_key, list_keys, load_config, revoke_key, rotate_key, serve
 
 keys_app = typer.Typer(help="Create, list, revoke and rotate the gateway's virtual keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
