@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit doctest bench clean redis install-qwen
+.PHONY: demo test lint typecheck unit doctest docs bench clean redis install-qwen
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,10 +53,15 @@ unit: $(VENV)/.dev-installed redis
 doctest: $(VENV)/.dev-installed
 	$(BIN)/pytest tests/test_doctests.py
 
-test: lint typecheck unit
+# The docs site (mkdocs.yml): built offline into site/, --strict so a broken link, a missing page or a docstring
+# mkdocstrings cannot render fails the build. The docs' code blocks run in tests/test_docs_examples.py (in unit).
+docs: $(VENV)/.dev-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint typecheck docs unit
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python benchmarks/bench_placement.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site

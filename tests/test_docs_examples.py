@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SITE = "https://github.com/litm-project/litm/blob/main/"
 
-# Pages other work is writing this session: their blocks join the runner once they carry the markers above.
-NOT_YET_UNDER_THE_RUNNER = {"docs/serve.md", "docs/prompts.md"}
+# A page other work is writing this session: its blocks join the runner once they carry the markers above.
+NOT_YET_UNDER_THE_RUNNER = {"docs/serve.md"}
 
 RUN_PYTHON = {"python"}
 RUN_SHELL = {"bash"}

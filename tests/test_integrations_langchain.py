@@ -226,15 +226,15 @@ def test_bad_input_raises_typed_errors() -> None:
 
 
 def test_the_langchain_extra_installs_what_the_readme_examples_import() -> None:
-    """Every distribution the README's LangChain examples import from is in `litm[langchain]`, pinned as in dev."""
+    """Every distribution the LangChain guide's examples import from is in `litm[langchain]`, pinned as in dev."""
     import importlib.metadata
     import re
     import tomllib
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## LangChain", 1)[1].split("\n## ", 1)[0]
+    guide = (root / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = guide.split("\n## LangChain\n", 1)[1].split("\n## ", 1)[0]
     modules = set(re.findall(r"^from (langchain\w*)[.\w]* import", section, re.MULTILINE))
     assert {"langchain_classic", "langchain_core"} <= modules
     extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
