@@ -177,7 +177,8 @@ def render(results: Path = RESULTS) -> str:
         cells = by_key[(run, metric)]
         first = next(iter(cells.values()))
         lines.append(
-            f"| [{run}](results/{run}/README.md) | {first.model} | {first.data} | {first.k} | {first.questions} | {metric} | "
+            f"| [{run}](results/{run}/README.md) | {first.model} | {first.data} | {first.k} | {first.questions} "
+            f"| {metric} | "
             + " | ".join(_cell(cells.get(name)) for name in STRATEGIES)
             + " |"
         )
