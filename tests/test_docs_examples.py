@@ -265,6 +265,27 @@ def test_the_not_run_marker_is_read() -> None:
     assert [(b.lang, b.skip) for b in found] == [("bash", "needs a key"), ("python", None)]
 
 
+def test_the_site_fences_doctest_runs_so_their_output_is_not_read_as_markdown() -> None:
+    spec = importlib.util.spec_from_file_location("griffe_docstrings", ROOT / "scripts" / "griffe_docstrings.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = "Example:\n    >>> rank(['a'])\n    ['b', 'a']\n\nSee :func:`place`.\n\n```\n>>> kept\n```"
+    assert module.fence_doctests(text).splitlines() == [
+        "Example:",
+        "    ```pycon",
+        "    >>> rank(['a'])",
+        "    ['b', 'a']",
+        "    ```",
+        "",
+        "See `place`.",
+        "",
+        "```",
+        ">>> kept",
+        "```",
+    ]
+
+
 def links(path: Path) -> list[tuple[int, str]]:
     """The relative link targets of ``path`` outside code, with their line numbers."""
     out = []
