@@ -28,7 +28,7 @@ from litm.bench.ablation import ablation_cells, ablation_vs_plain
 from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
 from litm.errors import InvalidOptionError
 from litm.eval._stats import Cell, bootstrap_mean_ci, fisher_less, round_p
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 
 __all__ = [
     "RANK_DISTRIBUTIONS",

@@ -33,7 +33,7 @@ from litm.bench.data import Passage, QAItem, contains_answer
 from litm.bench.design import GOLD_DESIGNS, LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
 from litm.compress import ScoreCache, Scorer, TargetCounter, compress, get_scorer
 from litm.errors import InvalidOptionError
-from litm.placement._documents import Doc
+from litm.placement import Doc
 
 __all__ = ["ARM_OPTIONS", "COMPRESS_ARMS", "CompressionJob", "Compressors", "compress_jobs", "compress_keys"]
 

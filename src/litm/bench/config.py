@@ -18,7 +18,7 @@ from litm.bench.compression import COMPRESS_ARMS
 from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
 from litm.consistency import MAX_CALLS
 from litm.errors import BenchError
-from litm.models._base import Model
+from litm.models import Model
 from litm.models._logprobs import supports_logprobs
 
 __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError"]

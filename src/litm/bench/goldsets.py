@@ -44,7 +44,7 @@ from litm.bench.design import (
 )
 from litm.bench.likelihood import paired_difference
 from litm.eval._stats import Cell, mean_ci
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 
 __all__ = ["GOLDSET_STRATEGIES", "METRICS", "goldset_jobs", "goldset_markdown", "goldset_summary"]
 

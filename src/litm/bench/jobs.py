@@ -25,7 +25,7 @@ from litm.bench.config import BenchConfig
 from litm.bench.data import QAItem
 from litm.bench.design import arrangement, build_prompt, closed_book_prompt, fold_of, seed_of
 from litm.bench.goldsets import goldset_jobs
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 
 __all__ = ["Job", "stage1_jobs", "stage2_jobs"]
 

@@ -21,7 +21,7 @@ from typing import Any
 from litm.bench.analysis import best_fixed
 from litm.bench.design import arrangement
 from litm.eval._plots import pyplot
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 
 __all__ = ["write_plots"]
 

@@ -37,7 +37,7 @@ from litm.eval._runs import completion_fields, model_mode
 from litm.eval._scoring import exact_match, score_output, token_f1
 from litm.models._base import Completion, Model, run_each
 from litm.models._logprobs import Logprobs, ScoresContinuations
-from litm.placement._profile import PositionProfile
+from litm.placement import PositionProfile
 from litm.util._progress import progress as make_progress
 
 # BenchConfig, BenchError and Job live in their own modules; the names stay importable from here.

@@ -23,7 +23,7 @@ from litm.bench.config import BenchConfig, BenchError
 from litm.bench.sources import describe
 from litm.eval._results import changed_settings
 from litm.eval._runs import model_mode
-from litm.models._base import Model
+from litm.models import Model
 
 __all__ = [
     "BATCH_BEFORE_SETTING",

@@ -38,9 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.errors import PromptError, PromptOptionError
-from litm.placement import Strategy, place
-from litm.placement._plan import PlacementPlan
-from litm.placement._profile import PositionProfile
+from litm.placement import PlacementPlan, PositionProfile, Strategy, place
 from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer

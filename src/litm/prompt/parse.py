@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import PromptError
-from litm.placement._documents import Doc
-from litm.placement._plan import PlacementPlan
+from litm.placement import Doc, PlacementPlan
 from litm.prompt.anchors import STYLES, AnchorOptions
 from litm.prompt.blocks import ParsedBlock
 from litm.prompt.escape import Neutralizer

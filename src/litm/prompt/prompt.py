@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litm.errors import PromptError
-from litm.placement._documents import Doc
-from litm.placement._plan import PlacementPlan
+from litm.placement import Doc, PlacementPlan
 from litm.prompt import formats as _formats
 from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate

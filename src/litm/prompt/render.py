@@ -22,8 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from litm.errors import PromptError
-from litm.placement._documents import Doc
-from litm.placement._plan import PlacementPlan
+from litm.placement import Doc, PlacementPlan
 from litm.prompt.anchors import AnchorOptions
 from litm.prompt.escape import Neutralizer
 from litm.prompt.options import Escaping, Layout, Wording

@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litm.errors import PromptError
-from litm.placement import place
-from litm.placement._plan import SlotInfo
+from litm.placement import SlotInfo, place
 from litm.prompt.anchors import STYLES, AnchorOptions, shown_ids, shown_score
 from litm.prompt.blocks import ParsedBlock, scan_closed
 from litm.prompt.escape import XML_ATTR, Entities, Neutralizer

@@ -36,8 +36,7 @@ from typing import Any, Literal
 from litm.budget import FitResult
 from litm.compress import Compressed
 from litm.models import Completion, Model
-from litm.placement._documents import Doc
-from litm.placement._plan import PlacementPlan, SlotInfo
+from litm.placement import Doc, PlacementPlan, SlotInfo
 from litm.prompt import Prompt
 from litm.rag.attribution import Grounding
 from litm.retrieve import Hit

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.compress import original_offset
-from litm.placement._plan import PlacementPlan, SlotInfo
+from litm.placement import PlacementPlan, SlotInfo
 from litm.util._sentences import sentence_spans
 
 __all__ = ["MIN_CHARS", "MIN_SCORE", "Grounding", "content_tokens", "ground"]

@@ -36,8 +36,7 @@ from typing import Any
 
 from litm.errors import PriceUnknownError, SpendRequestError
 from litm.models import Completion
-from litm.models.tokenizers import TokenCount
-from litm.models.tokenizers._base import UNSTATED_MARGIN
+from litm.models.tokenizers import UNSTATED_MARGIN, TokenCount
 from litm.spend.money import micros_ceil
 from litm.spend.prices import ModelRates, PriceTable, default_table
 
