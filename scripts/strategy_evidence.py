@@ -83,8 +83,15 @@ def _read(path: Path) -> dict[str, Any]:
 def gains(results: Path = RESULTS) -> list[Gain]:
     """Every strategy gain over rank order in the bench summaries under ``results``, run by run."""
     out: list[Gain] = []
+    seen: set[tuple[object, ...]] = set()
     for path in sorted(results.glob("*/bench-summary.json")):
-        out.extend(_run_gains(path.parent.name, _read(path)))
+        for g in _run_gains(path.parent.name, _read(path)):
+            # A run that copies another to add arms (cp -r, then --resume) carries the same strategy rows: count
+            # each measured cell once, under the first run that has it.
+            cell = (g.model, g.data, g.k, g.questions, g.metric, g.strategy, g.gain, g.lo, g.hi)
+            if cell not in seen:
+                seen.add(cell)
+                out.append(g)
     return out
 
 

@@ -36,7 +36,10 @@ def test_no_committed_run_puts_the_default_significantly_below_rank_order() -> N
     gains = EVIDENCE.gains()
     runs = {p.parent.name for p in (ROOT / "docs" / "results").glob("*/bench-summary.json")}
     # Every committed bench summary compares edges with rank order on some metric: the check reads them all.
-    assert runs and {g.run for g in gains if g.strategy == "edges"} == runs
+    assert runs and {g.run for g in gains if g.strategy == "edges"} <= runs
+    for path in (ROOT / "docs" / "results").glob("*/bench-summary.json"):
+        raw = list(EVIDENCE._run_gains(path.parent.name, json.loads(path.read_text(encoding="utf-8"))))
+        assert any(g.strategy == "edges" for g in raw), path  # a copied run's cells are counted once, not lost
     assert FALLBACK_STRATEGY == "edges" and set(EVIDENCE.DEFAULT_ARMS) == {"edges", "profile"}
     below = [g for g in gains if g.strategy in EVIDENCE.DEFAULT_ARMS and g.verdict == "below"]
     assert not below, f"a committed run puts the default below rank order: {below}"
