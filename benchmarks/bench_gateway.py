@@ -268,9 +268,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _gateway_config(path: Path, *, up_port: int, ledger: str, keys: str, namespace: str, lease_s: float,
-                    workers: int, synchronous: str = "FULL") -> None:  # fmt: skip
+                    workers: int, synchronous: str = "FULL", server: str = "") -> None:  # fmt: skip
     path.write_text(
-        f'[server]\nworkers = {workers}\nlog_level = "warning"\naccess_log = false\n'
+        f'[server]\nworkers = {workers}\nlog_level = "warning"\naccess_log = false\n{server}'
         f'[ledger]\nurl = "{ledger}"\nnamespace = "{namespace}"\nlease_s = {lease_s}\nsynchronous = "{synchronous}"\n'
         f'socket_timeout_s = 1.0\n[keys]\nstore = "{keys}"\nnamespace = "{namespace}"\nsocket_timeout_s = 1.0\n'
         f'[upstreams.local]\nkind = "openai-compatible"\nbase_url = "http://127.0.0.1:{up_port}/v1"\n'
@@ -589,7 +589,11 @@ async def _timed(url: str, headers: dict[str, str], body: dict[str, Any], n: int
         async def one() -> None:
             async with sem:
                 t0 = time.perf_counter()
-                got = await client.post(url, json=body, headers=headers)
+                try:
+                    got = await client.post(url, json=body, headers=headers)
+                except httpx.TransportError:
+                    statuses.append(0)  # a dropped connection is counted (non_200), not the end of the run
+                    return
                 times.append((time.perf_counter() - t0) * 1000)
                 statuses.append(got.status_code)
 
@@ -639,15 +643,19 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     try:
         _wait_http(f"http://127.0.0.1:{up_port}/stats", upstream, "stand-in")
-        ledgers = {"sqlite-normal": (str(tmp / "normal.db"), "NORMAL"), "sqlite-full": (str(tmp / "full.db"), "FULL"),
-                   "redis": (redis.url, "FULL")}  # fmt: skip
+        # ``-h11``: the same gateway on uvicorn's pure-Python parser and loop (h11, asyncio), what it ran on
+        # before the serve extra brought httptools and uvloop: their share, measured in the same run.
+        pure = 'http = "h11"\nloop = "asyncio"\n'
+        ledgers = {"sqlite-normal": (str(tmp / "normal.db"), "NORMAL", ""),
+                   "sqlite-normal-h11": (str(tmp / "normal-h11.db"), "NORMAL", pure),
+                   "sqlite-full": (str(tmp / "full.db"), "FULL", ""), "redis": (redis.url, "FULL", "")}  # fmt: skip
         for name in args.ledgers.split(","):
-            url, sync = ledgers[name]
+            url, sync, server = ledgers[name]
             port = free_port()
             config = tmp / f"gateway-{name}.toml"
             keys = redis.url if name == "redis" else str(tmp / f"keys-{name}.db")
             _gateway_config(config, up_port=up_port, ledger=url, keys=keys, namespace=f"lat{name.replace('-', '')}",
-                            lease_s=900, workers=args.workers, synchronous=sync)  # fmt: skip
+                            lease_s=900, workers=args.workers, synchronous=sync, server=server)  # fmt: skip
             plain, _ = create_key(load_config(config, env={}), name="bench", limit="1000000")
             cap_plain, _ = create_key(load_config(config, env={}), name="cap", limit="0.05")  # 5 requests' worth
             gateway = _serve(config, port, tmp / f"gateway-{name}.log")
@@ -681,7 +689,8 @@ def _measure(args: argparse.Namespace, targets: dict[str, tuple[str, dict[str, s
     for name, (url, headers) in targets.items():
         wall, times, statuses = asyncio.run(_timed(url, headers, body, args.requests, args.concurrency))
         conc[name] = {**_summary(times), "rps": round(len(statuses) / wall, 1),
-                      "non_200": sum(1 for s in statuses if s != 200)}  # fmt: skip
+                      "non_200": sum(1 for s in statuses if s != 200),
+                      "connection_errors": statuses.count(0)}  # fmt: skip
     gw = next(n for n in targets if n != "direct")
     added = {
         "sequential": {q: round(seq[gw][f"{q}_ms"] - seq["direct"][f"{q}_ms"], 3) for q in ("p50", "p99")},
@@ -920,7 +929,7 @@ def markdown(result: dict[str, Any]) -> str:
                   f"{s['worst_settled_plus_held_minus_limit']} | {s['upstream_bill']} |"
                   for scope, s in result["scopes"].items()]  # fmt: skip
         lines += ["", f"Faults: `{json.dumps(result['faults'])}`; answered 200 after each fault: "
-                  f"`{json.dumps(result['served_after_fault'])}`"]
+                  f"`{json.dumps(result['served_after_fault'])}`"]  # fmt: skip
     else:
         lines += ["| gateway | added p50 (seq) | added p99 (seq) | added p50 (conc) | added p99 (conc) | req/s "
                   "(conc) | direct req/s | RSS MiB | over budget at upstream (50 on a cap for 5) |",
@@ -959,7 +968,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--lease-s", type=float, default=10.0, help="faults: the ledger's lease")
     parser.add_argument("--redis-down-s", type=float, default=1.0, help="faults: how long Redis stays down")
-    parser.add_argument("--ledgers", default="sqlite-normal,sqlite-full,redis", help="latency: which ledgers")
+    parser.add_argument("--ledgers", default="sqlite-normal,sqlite-normal-h11,sqlite-full,redis",
+                        help="latency: which ledgers (and sqlite-normal-h11: on h11 and asyncio)")  # fmt: skip
     parser.add_argument("--upstream-latency-ms", type=float, default=0.0)
     parser.add_argument("--profile", action="store_true", help="latency: cProfile one in-process gateway")
     parser.add_argument("--peers", default="", help="latency: litellm,tensorzero")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -377,6 +378,25 @@ def test_curl_is_a_client_too(gw: Env) -> None:
     head, _, payload = out.stdout.partition("\n\n")  # text mode reads curl's CRLF as LF
     assert head.startswith("HTTP/1.1 200") and "x-litm-cost-micros" in head.lower()
     assert json.loads(payload)["choices"][0]["message"]["content"] == "hi"
+
+
+def test_a_client_that_hangs_up_mid_body_is_an_info_line_not_a_500(gw: Env) -> None:
+    # A client (or a load balancer's health probe) that closes before its body is read: nothing to reserve,
+    # nothing upstream, and no "Exception in ASGI application" traceback in the gateway's log.
+    before = gw.standin.count()
+    host, port = gw.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Authorization: Bearer " + gw.keys["main"].encode() + b"\r\nContent-Length: 1000\r\n\r\n"
+                     b'{"model": "gpt-4o-mini", ')  # fmt: skip
+    deadline = time.monotonic() + 10
+    while "client closed the connection" not in gw.log.read_text(encoding="utf-8"):
+        assert time.monotonic() < deadline, "the gateway did not log the client that hung up"
+        time.sleep(0.05)
+    text = gw.log.read_text(encoding="utf-8")
+    assert "Exception in ASGI application" not in text and "ClientDisconnect" not in text
+    assert gw.standin.count() == before
+    assert httpx.get(gw.url + "/healthz").status_code == 200
 
 
 def test_models_health_and_readiness(gw: Env) -> None:

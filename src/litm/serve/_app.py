@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -369,7 +369,7 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
         Route("/readyz", readyz, methods=["GET"]),
         *admin_routes(),
     ]
-    handlers = {404: _no_route, 405: _no_route, Exception: _internal}
+    handlers = {404: _no_route, 405: _no_route, ClientDisconnect: _client_gone, Exception: _internal}
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
 
 
@@ -395,6 +395,13 @@ async def _internal(request: Request, exc: Exception) -> Response:
     family: Family = "anthropic" if request.url.path.startswith("/v1/messages") else "openai"
     refusal = Refusal(500, "internal_error", "the gateway failed on this request; see its log")
     return JSONResponse(error_body(family, refusal), status_code=500)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client closed its connection before its request was read: nothing was reserved or sent upstream,
+    so it is an info line, not a defect (no 500, no traceback). 499 is nginx's code for it; nobody reads it."""
+    log.info("client closed the connection before its request to %s was read", request.url.path)
+    return Response(status_code=499)
 
 
 async def _no_route(request: Request, exc: Exception) -> Response:

@@ -45,7 +45,7 @@ def serve(config_path: str | Path | None, *, host: str | None = None, port: int 
     s = config.server
     try:
         uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port,
-                    workers=s.workers, log_level=s.log_level, access_log=False,
+                    workers=s.workers, log_level=s.log_level, access_log=False, http=s.http, loop=s.loop,
                     log_config=uvicorn_log_config(s.log_level),
                     timeout_graceful_shutdown=math.ceil(s.graceful_timeout_s), server_header=False)  # fmt: skip
     finally:
