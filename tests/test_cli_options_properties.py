@@ -6,7 +6,7 @@
   exact for ``k`` (1.5k is 1536), or a :class:`~litm.probe.ProbeError`; never a float cut to an int.
 * ``litm probe --depths`` (:func:`litm.probe._grid.parse_depths`): sorted unique depths in [0, 1], at most
   :data:`~litm.probe._grid.MAX_DEPTHS` of a grid, or a ``ProbeError``.
-* ``litm bench --k`` and friends (``_ints``, ``_split`` of :mod:`litm.cli.bench`): integers or a usage error.
+* ``litm bench --k`` and friends (``_ints``, ``_split`` of :mod:`litm.cli._bench`): integers or a usage error.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, ScoreAsOpt, StyleOpt, check_strategy
-from litm.cli.bench import _ints, _split
+from litm.cli._bench import _ints, _split
 from litm.errors import PromptError
 from litm.placement import strategy_names
 from litm.probe import ProbeError

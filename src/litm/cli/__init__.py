@@ -1,6 +1,6 @@
 """The ``litm`` command line: a thin layer over the library.
 
-Each command lives in its own module and registers itself on :data:`app`. Every error a user can
+Each command lives in its own private module (``_probe.py``) and registers itself on :data:`app`. Every error a user can
 cause (a :class:`~litm.errors.LitmError`) ends the process with exit code 2 and one line on stderr.
 """
 
@@ -12,6 +12,8 @@ import typer
 
 from litm._version import __version__
 from litm.errors import InvalidOptionError, LitmError
+
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="litm",
@@ -41,21 +43,21 @@ def _root(
 
 
 # Command modules register themselves on import; keep one line per module.
-from litm.cli import bench as _bench  # noqa: E402,F401
-from litm.cli import chart as _chart  # noqa: E402,F401
-from litm.cli import code as _code  # noqa: E402,F401
-from litm.cli import compress as _compress  # noqa: E402,F401
-from litm.cli import demo as _demo  # noqa: E402,F401
-from litm.cli import fit as _fit  # noqa: E402,F401
-from litm.cli import index as _index  # noqa: E402,F401
-from litm.cli import models as _models  # noqa: E402,F401
-from litm.cli import place as _place  # noqa: E402,F401
-from litm.cli import probe as _probe  # noqa: E402,F401
-from litm.cli import prompt as _prompt  # noqa: E402,F401
-from litm.cli import rag as _rag  # noqa: E402,F401
-from litm.cli import report as _report  # noqa: E402,F401
-from litm.cli import serve as _serve  # noqa: E402,F401
-from litm.cli import spend as _spend  # noqa: E402,F401
+from litm.cli import _bench  # noqa: E402,F401
+from litm.cli import _chart  # noqa: E402,F401
+from litm.cli import _code  # noqa: E402,F401
+from litm.cli import _compress  # noqa: E402,F401
+from litm.cli import _demo  # noqa: E402,F401
+from litm.cli import _fit  # noqa: E402,F401
+from litm.cli import _index  # noqa: E402,F401
+from litm.cli import _models  # noqa: E402,F401
+from litm.cli import _place  # noqa: E402,F401
+from litm.cli import _probe  # noqa: E402,F401
+from litm.cli import _prompt  # noqa: E402,F401
+from litm.cli import _rag  # noqa: E402,F401
+from litm.cli import _report  # noqa: E402,F401
+from litm.cli import _serve  # noqa: E402,F401
+from litm.cli import _spend  # noqa: E402,F401
 
 
 def _one_line(message: str) -> str:

@@ -1,4 +1,4 @@
-"""``litm chart``: the before/after picture from a measured profile (:mod:`litm.rag.chart`), as a table, a PNG
+"""``litm chart``: the before/after picture from a measured profile (:func:`litm.rag.rank_chart`), as a table, a PNG
 and an offline HTML page with the PNG inline.
 
 With no argument it charts the profile litm ships: the committed Gemma 3 270M benchmark's accuracy in each
@@ -19,7 +19,7 @@ from litm.cli._options import check_strategy
 from litm.eval._html import CSS, esc, img_tag
 from litm.eval._plots import pyplot
 from litm.placement import DEFAULT_STRATEGY, PositionProfile
-from litm.rag.chart import RankChart, rank_chart
+from litm.rag import RankChart, rank_chart
 from litm.util._files import atomic_write
 
 __all__ = ["bundled_profile", "write_chart"]

@@ -10,11 +10,12 @@ import typer
 
 from litm.cli import app
 from litm.cli._options import budget_flags, check_strategy
-from litm.cli.index import BackendOpt, RetrieverOpt
+from litm.cli._index import BackendOpt, RetrieverOpt
 from litm.consistency import PscAnswer
 from litm.consistency import ask as ask_psc
 from litm.models import load_model
-from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY, Answer, Pipeline, Reference
+from litm.rag import Answer, Pipeline, Reference
+from litm.rag._defaults import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_MODEL, DEFAULT_STRATEGY
 
 
 def _support(ref: Reference) -> str:

@@ -126,14 +126,14 @@ def bench_cmd(
     ),
 ) -> None:
     """Benchmark placement strategies and anchors on multi-document QA; write results and a report."""
-    from litm.bench.compression_summary import write_compression_outputs
-    from litm.bench.config import BenchConfig, BenchError
-    from litm.bench.consistency import write_psc_outputs
-    from litm.bench.design import NQ_ARMS, STRATEGIES
-    from litm.bench.goldsets import GOLDSET_STRATEGIES
-    from litm.bench.outputs import write_outputs
-    from litm.bench.runner import run_bench
-    from litm.bench.settings import recorded_batch
+    from litm.bench._compression_summary import write_compression_outputs
+    from litm.bench._config import BenchConfig, BenchError
+    from litm.bench._consistency import write_psc_outputs
+    from litm.bench._design import NQ_ARMS, STRATEGIES
+    from litm.bench._goldsets import GOLDSET_STRATEGIES
+    from litm.bench._outputs import write_outputs
+    from litm.bench._runner import run_bench
+    from litm.bench._settings import recorded_batch
     from litm.models import load_model, parse_spec
     from litm.placement import PositionProfile
 

@@ -32,8 +32,8 @@ from litm.eval._datasets import nq_rows
 from litm.eval._scoring import score_output
 from litm.models import Model, load_model
 from litm.placement import DEFAULT_STRATEGY, AutoOrder, PositionProfile, get_strategy
-from litm.rag import DEFAULT_MODEL, Answer, Pipeline, Prepared
-from litm.rag.chart import rank_chart
+from litm.rag import Answer, Pipeline, Prepared, rank_chart
+from litm.rag._defaults import DEFAULT_MODEL
 from litm.retrieve import BM25, Index
 
 __all__ = ["DEMO_PASSAGES", "DEMO_THREADS", "compare", "demo_index", "demo_pipeline", "demo_rows", "is_correct"]
@@ -108,7 +108,7 @@ def _committed_profile() -> tuple[PositionProfile, int, str]:
 
 
 def _probed_profile(model: Model, out: Path, quick: bool, progress: bool) -> tuple[PositionProfile, int, str]:
-    from litm.cli.probe import _echo_summary
+    from litm.cli._probe import _echo_summary
     from litm.probe import ProbeConfig, run_probe, write_outputs
 
     grid = _QUICK if quick else _PROBE

@@ -24,10 +24,10 @@ def report_cmd(
     ),
 ) -> None:
     """Write one self-contained HTML page (plots inlined, no scripts, no CDN) from result directories."""
-    from litm.bench.report import write_report
+    from litm.bench._report import write_report
 
     if refresh:
-        from litm.bench.outputs import refresh_outputs
+        from litm.bench._outputs import refresh_outputs
 
         summary = refresh_outputs(directory).summary_path
         typer.echo(f"summary: {summary} and {summary.with_suffix('.md').name}")
