@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from litm.models import load_model
-from litm.models.tokenizers import OpenAITokenizer
+from litm.models.tokenizers._bpe import OpenAITokenizer
 from litm.models.tokenizers._estimate import (
     ANTHROPIC_CHARS_PER_TOKEN,
     ANY_MODEL_MARGIN,

@@ -28,7 +28,8 @@ import time
 from importlib import resources
 from typing import Any
 
-from litm.models import LocalModel, load_model
+from litm.models import load_model
+from litm.models._local import LocalModel
 
 
 def nq_rows() -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from litm.models import LocalModel, load_model
+from litm.models import load_model
+from litm.models._local import LocalModel
 
 
 @pytest.fixture(scope="module", name="gemma")

@@ -20,7 +20,8 @@ from litm.budget import guard
 from litm.budget._history import SUMMARY_PREFIX
 from litm.budget._margin import upper_of
 from litm.errors import ContextBudgetExceeded, UngatedRequestError
-from litm.models.tokenizers import TOOLS_OVERHEAD_TOKENS, count_request
+from litm.models.tokenizers import count_request
+from litm.models.tokenizers._base import TOOLS_OVERHEAD_TOKENS
 from litm.tokens import get_tokenizer
 from transcripts import SYSTEM_BLOCKS, TOOLS_ANTHROPIC, anthropic, anthropic_conversation
 

@@ -225,7 +225,7 @@ def check_parses(block: Block) -> None:
 @pytest.mark.parametrize("path", runnable_pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_block_of_the_page_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The examples' ~ is the sample folder; the model cache stays where it is (the joined GGUF is 242 MB).
-    from litm.models import cache_dir
+    from litm.models._embedded import cache_dir
 
     monkeypatch.setenv("LITM_CACHE_DIR", str(cache_dir()))
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -30,7 +30,8 @@ def test_models_lists_the_embedded_models_and_backends() -> None:
 
 
 def test_count_reads_stdin_with_the_models_tokenizer() -> None:
-    from litm.models.tokenizers import EstimateTokenizer, OpenAITokenizer
+    from litm.models.tokenizers._bpe import OpenAITokenizer
+    from litm.models.tokenizers._estimate import EstimateTokenizer
 
     text = "Lost in the middle\nand found at the edges.\n"
     result = runner.invoke(app, ["count", "--model", "openai-compatible:http://127.0.0.1:9/v1@m"], input=text)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from litm.errors import ModelError, ModelNotFoundError
-from litm.models import EMBEDDED, load_model
 from litm.models import _embedded as emb
+from litm.models import load_model
+from litm.models._embedded import EMBEDDED
 
 
 def test_cache_dir_respects_litm_then_xdg_then_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError, PromptError
-from litm.models import LocalModel, complete_many, load_model
+from litm.models import complete_many, load_model
 from litm.models._embedded import smollm2_path
+from litm.models._local import LocalModel
 from litm.prompt import ChatTemplate, build_prompt
 
 pytestmark = pytest.mark.model

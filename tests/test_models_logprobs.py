@@ -13,7 +13,8 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError
-from litm.models import LocalModel, load_model
+from litm.models import load_model
+from litm.models._local import LocalModel
 from litm.models._logprobs import Logprobs, supports_logprobs
 
 np = pytest.importorskip("numpy")

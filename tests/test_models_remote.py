@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError, PromptError
-from litm.models import AnthropicModel, OpenAIModel, load_model
+from litm.models import load_model
+from litm.models._anthropic_backend import AnthropicModel
+from litm.models._openai_backend import OpenAIModel
 from litm.prompt import build_prompt
 
 # The SDKs' HTTP library: httpx2 for the installed openai/anthropic releases, httpx for older ones.

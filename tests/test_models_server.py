@@ -12,7 +12,8 @@ import pytest
 
 from fixtures_server import Server, free_port
 from litm.errors import ContextWindowExceededError, ModelError
-from litm.models import OpenAIModel, complete_many, load_model
+from litm.models import complete_many, load_model
+from litm.models._openai_backend import OpenAIModel
 
 pytestmark = pytest.mark.server
 

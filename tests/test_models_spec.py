@@ -16,24 +16,16 @@ from litm.errors import (
     UnknownModelSpecError,
     UnsupportedTypeError,
 )
-from litm.models import (
-    AnthropicModel,
-    Completion,
-    Model,
-    ModelSpec,
-    OpenAIModel,
-    backends,
-    complete_many,
-    load_model,
-    parse_spec,
-    register_backend,
-    unregister_backend,
-)
+from litm.models import Completion, Model, ModelSpec, complete_many, load_model, register_backend, unregister_backend
+from litm.models._anthropic_backend import AnthropicModel
 from litm.models._base import GenerationRequest, check_prompt
 from litm.models._local.kv_reuse import KvReuse
 from litm.models._local.pool import context_size
+from litm.models._openai_backend import OpenAIModel
+from litm.models._spec import backends, parse_spec
+from litm.models.tokenizers._estimate import EstimateTokenizer
 from litm.prompt.messages import check_messages, is_messages
-from litm.tokens import EstimateTokenizer, Tokenizer
+from litm.tokens import Tokenizer
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litm.errors import UnknownModelSpecError
-from litm.models import ModelSpec, parse_spec
+from litm.models import ModelSpec
 from litm.models._embedded import DEFAULT_ALIAS, EMBEDDED
+from litm.models._spec import parse_spec
 
 SCHEMES = ["local", "openai", "openai-compatible", "anthropic", "LOCAL", "OpenAI", "bogus", "", " local"]
 #: Text from every Unicode category, control characters and unpaired surrogates included.

@@ -25,16 +25,17 @@ import pytest
 
 from litm.errors import InvalidOptionError, ModelError, PromptError
 from litm.models import load_model
-from litm.models.tokenizers import ENCODING_SHA256, ESTIMATE_MARGIN, OpenAITokenizer, TokenCount, safety_margin
-from litm.tokens import (
+from litm.models.tokenizers import TokenCount, safety_margin
+from litm.models.tokenizers._bpe import (
+    ENCODING_SHA256,
     OPENAI_REPLY_PRIMING,
     OPENAI_TOKENS_PER_MESSAGE,
     OPENAI_TOKENS_PER_NAME,
-    EstimateTokenizer,
-    count_tokens,
-    get_tokenizer,
+    OpenAITokenizer,
     openai_tokenizer,
 )
+from litm.models.tokenizers._estimate import ESTIMATE_MARGIN, EstimateTokenizer
+from litm.tokens import count_tokens, get_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXTS = [

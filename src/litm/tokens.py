@@ -25,36 +25,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litm.models import Model, PromptLike, load_model
-from litm.models.tokenizers import (
-    ANTHROPIC_CHARS_PER_TOKEN,
-    OPENAI_REPLY_PRIMING,
-    OPENAI_TOKENS_PER_MESSAGE,
-    OPENAI_TOKENS_PER_NAME,
-    EstimateTokenizer,
-    OpenAITokenizer,
-    TokenCount,
-    Tokenizer,
-    count_request,
-    openai_tokenizer,
-    safety_margin,
-)
+from litm.models import Model, load_model
+from litm.models._base import PromptLike
+from litm.models.tokenizers import TokenCount, Tokenizer, count_request, safety_margin
 
-__all__ = [
-    "ANTHROPIC_CHARS_PER_TOKEN",
-    "OPENAI_REPLY_PRIMING",
-    "OPENAI_TOKENS_PER_MESSAGE",
-    "OPENAI_TOKENS_PER_NAME",
-    "EstimateTokenizer",
-    "OpenAITokenizer",
-    "TokenCount",
-    "Tokenizer",
-    "count_request",
-    "count_tokens",
-    "get_tokenizer",
-    "openai_tokenizer",
-    "safety_margin",
-]
+# The tokenizer classes and their constants stay in litm.models.tokenizers' private modules: get_tokenizer
+# picks the right one for a model.
+__all__ = ["TokenCount", "Tokenizer", "count_request", "count_tokens", "get_tokenizer", "safety_margin"]
 
 
 def get_tokenizer(spec_or_model: str | Model = "local", **options: Any) -> Tokenizer:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from litm.errors import InvalidOptionError
-from litm.models import cache_dir
+from litm.models._embedded import cache_dir
 from litm.retrieve import RETRIEVERS as _SEARCH_RETRIEVERS
 from litm.retrieve import Index, make_retriever
 

@@ -134,7 +134,8 @@ def bench_cmd(
     from litm.bench._outputs import write_outputs
     from litm.bench._runner import run_bench
     from litm.bench._settings import recorded_batch
-    from litm.models import load_model, parse_spec
+    from litm.models import load_model
+    from litm.models._spec import parse_spec
     from litm.placement import PositionProfile
 
     multi = data != "nq"

@@ -18,7 +18,9 @@ import typer
 from litm.cli import app
 from litm.cli._input import read_stdin
 from litm.errors import InputFormatError
-from litm.models import EMBEDDED, Model, backends, cache_dir, load_model
+from litm.models import Model, load_model
+from litm.models._embedded import EMBEDDED, cache_dir
+from litm.models._spec import backends
 from litm.prompt.messages import Message
 from litm.util._records import decode_text, parse_json
 

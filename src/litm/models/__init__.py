@@ -13,7 +13,8 @@ complete prompts and count tokens with the model's own tokenizer::
 
 Specs: ``local``, ``local:smollm2``, ``local:/path/model.gguf``, ``openai:gpt-4o-mini``,
 ``openai-compatible:http://127.0.0.1:8080/v1@model-name``, ``anthropic:claude-...``; add more with
-:func:`register_backend`.
+:func:`register_backend` (a factory from a :class:`ModelSpec` to a :class:`Model` subclass, which implements
+``_generate`` for a :class:`GenerationRequest`).
 """
 
 from litm.errors import (
@@ -24,35 +25,24 @@ from litm.errors import (
     ModelNotFoundError,
     UnknownModelSpecError,
 )
-from litm.models._anthropic_backend import AnthropicModel
-from litm.models._base import Completion, GenerationRequest, Model, PromptLike, complete_many
-from litm.models._embedded import EMBEDDED, cache_dir
-from litm.models._local import LocalModel, unload_all
-from litm.models._openai_backend import OpenAIModel
-from litm.models._spec import ModelSpec, backends, load_model, parse_spec, register_backend, unregister_backend
+from litm.models._base import Completion, GenerationRequest, Model, complete_many
+from litm.models._spec import ModelSpec, load_model, register_backend, unregister_backend
 
+# The backends' classes (LocalModel, OpenAIModel, AnthropicModel) are reached through load_model; the embedded
+# catalogue, the cache folder and spec parsing are the CLI's (litm.models._embedded, litm.models._spec).
 __all__ = [
-    "EMBEDDED",
-    "AnthropicModel",
     "Completion",
     "ContextWindowExceededError",
     "GenerationRequest",
-    "LocalModel",
     "LogprobsUnavailableError",
     "Model",
     "ModelError",
     "ModelIntegrityError",
     "ModelNotFoundError",
     "ModelSpec",
-    "OpenAIModel",
-    "PromptLike",
     "UnknownModelSpecError",
-    "backends",
-    "cache_dir",
     "complete_many",
     "load_model",
-    "parse_spec",
     "register_backend",
-    "unload_all",
     "unregister_backend",
 ]
