@@ -17,8 +17,8 @@ import os
 import statistics
 from typing import Any
 
-from litm.bench.data import load_items
-from litm.bench.design import build_prompt
+from litm.bench._data import load_items
+from litm.bench._design import build_prompt
 from litm.models import load_model
 
 BATCHES = (512, 128, 64)

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from litm.bench.design import build_prompt
-from litm.bench.sources import load_bench_items
+from litm.bench._design import build_prompt
+from litm.bench._sources import load_bench_items
 from litm.compress import EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, TargetCounter, compress
 from litm.models import load_model
 from litm.placement._documents import Doc

@@ -4,7 +4,7 @@ Issue 39, "side by side with LongLLMLingua's own code". The same documents (the 
 ``litm bench``'s NQ items, k = 20, the gold passage at slots 1 / 10 / 20, distractors in BM25 order) are
 compressed to a quarter of their tokens in Qwen2.5-Coder 0.5B's tokenizer by LongLLMLingua (scored by Qwen 0.5B,
 dequantized by transformers from litm's own GGUF file) and by litm (``scorer="embed"`` and ``scorer="lm"``).
-Per method: answer survival (an accepted answer is still in the kept text, ``litm.bench.data.contains_answer``),
+Per method: answer survival (an accepted answer is still in the kept text, ``litm.bench._data.contains_answer``),
 Qwen 0.5B tokens kept, and compression seconds per 1k document tokens.
 
 llmlingua needs torch and transformers, which the project's venv does not carry, so the work runs in four steps
@@ -89,7 +89,7 @@ def slot_major(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def export(out: Path, questions: int) -> None:
     """Step 1 (project venv): items.jsonl, one row per question and gold slot, with the 4x token target."""
-    from litm.bench.sources import load_bench_items
+    from litm.bench._sources import load_bench_items
     from litm.compress import TargetCounter
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")
@@ -230,7 +230,7 @@ def run_litm(out: Path, methods: list[str]) -> None:
 
 def score(out: Path) -> None:
     """Step 4b (project venv): summary.json and summary.md from the items and both methods' outputs."""
-    from litm.bench.data import contains_answer
+    from litm.bench._data import contains_answer
     from litm.compress import TargetCounter
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")

@@ -39,16 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from litm.models import load_model
-from litm.probe import (
-    ProbeConfig,
-    accuracy_table,
-    rebuild_prompt,
-    recommended_max_input_tokens,
-    run_probe,
-    verify_row,
-    write_outputs,
-)
+from litm.probe import ProbeConfig, recommended_max_input_tokens, run_probe, write_outputs
 from litm.probe._estimate import prefill_tokens
+from litm.probe._export import accuracy_table
+from litm.probe._recipe import rebuild_prompt, verify_row
 
 RUNS = (
     ("scheduled-aligned", "prefix", "aligned"),

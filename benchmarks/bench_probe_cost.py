@@ -51,12 +51,13 @@ from typing import Any
 
 from litm.models import load_model
 from litm.models._base import Model
-from litm.probe import ProbeConfig, run_probe, verify_row
+from litm.probe import ProbeConfig, run_probe
 from litm.probe._analysis import analyze
 from litm.probe._caching import cache_policy, plan_cache, planning_count
 from litm.probe._cost import Pricer, provider_of
 from litm.probe._grid import plan
 from litm.probe._prepare import ProbeContext, prepare
+from litm.probe._recipe import verify_row
 from litm.probe._schedule import batches, lcp, run_order
 from litm.spend.cost import Usage
 

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from litm.bench.data import contains_answer
-from litm.bench.sources import load_bench_items
+from litm.bench._data import contains_answer
+from litm.bench._sources import load_bench_items
 from litm.compress import ScoreCache, TargetCounter, compress, get_scorer
 from litm.placement._documents import Doc
 

@@ -2,7 +2,7 @@
 
 For the first questions of the two runs the anchor ablation extends (NQ k = 20 with the gold passage in slot 10,
 and 2Wiki k = 10 with the gold documents in the middle design), every arm's prompt is built exactly as the
-benchmark builds it (:func:`litm.bench.design.build_prompt`, with the run's instruction) and counted with each
+benchmark builds it (:func:`litm.bench._design.build_prompt`, with the run's instruction) and counted with each
 model's own tokenizer (the embedded Gemma 3 270M, Qwen2.5-Coder 0.5B): the table gives the mean tokens per
 document above ``plain``, and each anchor element's cost (``default`` minus the arm without it;
 ``default+middle`` minus ``default``).
@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 from statistics import mean
 
-from litm.bench.data import Passage
-from litm.bench.design import (
+from litm.bench._data import Passage
+from litm.bench._design import (
     ANCHOR_ELEMENT_ARMS,
     LIU_INSTRUCTION,
     MULTIHOP_INSTRUCTION,
@@ -26,7 +26,7 @@ from litm.bench.design import (
     arm_tokens_per_doc,
     gold_slots,
 )
-from litm.bench.sources import load_bench_items
+from litm.bench._sources import load_bench_items
 from litm.tokens import get_tokenizer
 
 ARMS = ("plain", "default", "bracket", *ANCHOR_ELEMENT_ARMS, QUOTE_ARM)

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from litm.bench.runner import continuations
+from litm.bench._runner import continuations
 from litm.cli.demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
 from litm.models import LocalModel, load_model
 from litm.placement import DEFAULT_STRATEGY, PositionProfile

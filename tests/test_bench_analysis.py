@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from litm.bench.analysis import (
+from litm.bench._analysis import (
     ablation_vs_plain,
     dead_zone_test,
     derived_cells,
@@ -19,8 +19,8 @@ from litm.bench.analysis import (
     slot_cells,
     summarize,
 )
-from litm.bench.design import arrangement
-from litm.bench.markdown import summary_markdown
+from litm.bench._design import arrangement
+from litm.bench._markdown import summary_markdown
 from litm.eval._scoring import score_output
 from litm.eval._stats import Cell
 

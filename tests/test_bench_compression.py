@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from litm.bench.compression import COMPRESS_ARMS, compress_keys
-from litm.bench.compression_summary import compression_summary, write_compression_outputs
-from litm.bench.data import load_items
-from litm.bench.runner import BenchConfig, BenchError, run_bench
+from litm.bench._compression import COMPRESS_ARMS, compress_keys
+from litm.bench._compression_summary import compression_summary, write_compression_outputs
+from litm.bench._data import load_items
+from litm.bench._runner import BenchConfig, BenchError, run_bench
 from litm.models import load_model
 from test_bench_goldsets import TwoEdgesModel, _records
 from test_bench_runner import EdgeModel

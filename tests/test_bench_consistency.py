@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from litm.bench.config import BenchConfig, BenchError
-from litm.bench.consistency import psc_keys, psc_summary
-from litm.bench.data import Passage, QAItem
-from litm.bench.design import LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
-from litm.bench.runner import run_bench
+from litm.bench._config import BenchConfig, BenchError
+from litm.bench._consistency import psc_keys, psc_summary
+from litm.bench._data import Passage, QAItem
+from litm.bench._design import LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
+from litm.bench._runner import run_bench
 from litm.cli import app
-from litm.consistency import DEFAULT_BUILDER, permutations, vote
+from litm.consistency import vote
+from litm.consistency._permute import permutations
+from litm.consistency._psc import DEFAULT_BUILDER
 from litm.eval._scoring import normalize
 from litm.models import Completion, GenerationRequest, Model, register_backend, unregister_backend
 from litm.placement import Doc
@@ -188,7 +190,7 @@ def edge_backend() -> Iterator[None]:
 def test_cli_runs_the_psc_arm_against_a_baseline(
     tmp_path: Path, edge_backend: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import litm.bench.runner as runner
+    import litm.bench._runner as runner
 
     # The CLI loads NQ questions; these stand in for them (same shape, no BM25 mining).
     monkeypatch.setattr(runner, "load_bench_items", lambda *a, **kw: (ITEMS, {"left_out": []}))

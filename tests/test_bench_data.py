@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from litm.bench.data import Passage, QAItem, contains_answer, eligible_questions, load_items, mine_distractors
+from litm.bench._data import Passage, QAItem, contains_answer, eligible_questions, load_items, mine_distractors
 from litm.eval._scoring import normalize
 
 pytest.importorskip("bm25s")

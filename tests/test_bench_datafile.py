@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from litm.bench.datafile import parse_record, read_records, record_dict, to_items
-from litm.bench.multihop import BUNDLED, hotpotqa_records, load_records, twowiki_records
-from litm.bench.sources import describe, load_bench_items
+from litm.bench._datafile import parse_record, read_records, record_dict, to_items
+from litm.bench._multihop import BUNDLED, hotpotqa_records, load_records, twowiki_records
+from litm.bench._sources import describe, load_bench_items
 from litm.errors import DataFileError, InvalidOptionError
 
 SHA = {

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from litm import placement
-from litm.bench.data import Passage, QAItem
-from litm.bench.design import (
+from litm.bench._data import Passage, QAItem
+from litm.bench._design import (
     ANCHOR_ELEMENT_ARMS,
     ARMS,
     GOLD_DESIGNS,
@@ -33,11 +33,12 @@ from litm.bench.design import (
     quote_prefilled,
     read_arm_reply,
 )
-from litm.bench.jobs import stage1_jobs
-from litm.bench.runner import BenchConfig
-from litm.bench.sources import load_bench_items
+from litm.bench._jobs import stage1_jobs
+from litm.bench._runner import BenchConfig
+from litm.bench._sources import load_bench_items
 from litm.errors import EvalError, InvalidOptionError
-from litm.placement import PositionProfile, RandomOrder, place
+from litm.placement import PositionProfile, place
+from litm.placement._strategies import RandomOrder
 from litm.prompt import PromptTemplate, middle_slots
 
 PROFILE = PositionProfile.from_weights([0.7, 0.5, 0.3, 0.2, 0.2, 0.25, 0.3, 0.4, 0.5, 0.8], name="t")

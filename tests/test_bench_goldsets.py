@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from litm.bench.goldsets import goldset_summary
-from litm.bench.outputs import refresh_outputs
-from litm.bench.runner import BenchConfig, BenchError, run_bench
+from litm.bench._goldsets import goldset_summary
+from litm.bench._outputs import refresh_outputs
+from litm.bench._runner import BenchConfig, BenchError, run_bench
 from litm.cli import app
 from litm.errors import DataFileError
 from litm.models._spec import register_backend, unregister_backend

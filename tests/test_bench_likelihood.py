@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from litm.bench.data import load_items
-from litm.bench.likelihood import (
+from litm.bench._data import load_items
+from litm.bench._likelihood import (
     likelihood_summary,
     middle_vs_edges,
     paired_difference,
     slot_likelihood,
     strategy_likelihood,
 )
-from litm.bench.markdown import likelihood_markdown
-from litm.bench.outputs import write_outputs
-from litm.bench.runner import BenchConfig, BenchError, continuations, run_bench
+from litm.bench._markdown import likelihood_markdown
+from litm.bench._outputs import write_outputs
+from litm.bench._runner import BenchConfig, BenchError, continuations, run_bench
 from litm.models._base import PromptLike
 from litm.models._logprobs import Logprobs
 from test_bench_runner import EdgeModel, _config

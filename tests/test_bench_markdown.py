@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from litm.bench.analysis import best_fixed, summarize
-from litm.bench.markdown import cell, summary_markdown
-from litm.bench.outputs import SUMMARY_MD, write_outputs
+from litm.bench._analysis import best_fixed, summarize
+from litm.bench._markdown import cell, summary_markdown
+from litm.bench._outputs import SUMMARY_MD, write_outputs
 
 
 def _rows() -> list[dict[str, Any]]:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from litm.bench.data import load_items
-from litm.bench.jobs import stage1_jobs
-from litm.bench.outputs import write_outputs
-from litm.bench.runner import BenchConfig, run_bench
+from litm.bench._data import load_items
+from litm.bench._jobs import stage1_jobs
+from litm.bench._outputs import write_outputs
+from litm.bench._runner import BenchConfig, run_bench
 
 pytest.importorskip("bm25s")
 pytest.importorskip("matplotlib")

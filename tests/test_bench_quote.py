@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from litm.bench.data import load_items
-from litm.bench.design import QUOTE_ARM, QUOTE_TOKENS
-from litm.bench.outputs import write_outputs
-from litm.bench.runner import BenchConfig, run_bench
+from litm.bench._data import load_items
+from litm.bench._design import QUOTE_ARM, QUOTE_TOKENS
+from litm.bench._outputs import write_outputs
+from litm.bench._runner import BenchConfig, run_bench
 from litm.models import Completion, GenerationRequest, Model, load_model
-from litm.tokens import EstimateTokenizer
+from litm.models.tokenizers._estimate import EstimateTokenizer
 
 pytest.importorskip("bm25s")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.bench.retrieval import RETRIEVERS, searcher
+from litm.bench._retrieval import RETRIEVERS, searcher
 from litm.errors import InvalidOptionError
 
 DOCS = [

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from litm.bench.analysis import summarize
-from litm.bench.data import load_items
-from litm.bench.report import write_report
-from litm.bench.runner import BenchConfig, BenchError, run_bench
-from litm.bench.settings import recorded_batch
+from litm.bench._analysis import summarize
+from litm.bench._data import load_items
+from litm.bench._report import write_report
+from litm.bench._runner import BenchConfig, BenchError, run_bench
+from litm.bench._settings import recorded_batch
 from litm.cli import app
 from litm.eval._scoring import normalize
 from litm.models._base import Completion, GenerationRequest, Model

@@ -1,4 +1,4 @@
-"""Properties of the benchmark data file parser (:mod:`litm.bench.datafile`), for any JSON and any bytes.
+"""Properties of the benchmark data file parser (:mod:`litm.bench._datafile`), for any JSON and any bytes.
 
 * Any JSON value is a valid record or a :class:`~litm.errors.DataFileError` that names the line and a field.
 * Any file content (bytes, truncated or flipped lines included) reads as records or is that error.
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litm.bench.datafile import DataRecord, parse_record, read_records, record_dict
+from litm.bench._datafile import DataRecord, parse_record, read_records, record_dict
 from litm.errors import DataFileError
 
 TEXT = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20).filter(lambda s: s.strip())

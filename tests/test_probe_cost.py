@@ -7,15 +7,16 @@ from pathlib import Path
 import pytest
 
 from litm.models import load_model
-from litm.probe import ProbeConfig, StoppingRule, run_probe, simulate
+from litm.probe import ProbeConfig, run_probe
 from litm.probe._caching import CachePolicy, plan_cache
 from litm.probe._cost import Pricer, row_usage
 from litm.probe._grid import plan
 from litm.probe._prepare import ProbeContext, prepare
 from litm.probe._schedule import PrefillMeter, batches, lcp, run_order
+from litm.probe._sequential import StoppingRule, simulate
 from litm.probe._testing import DeadZoneModel
-from litm.spend.cost import Usage
-from litm.spend.prices import default_table
+from litm.spend._cost import Usage
+from litm.spend._prices import default_table
 from test_models_remote import Recorder, anthropic_message
 
 # -- trie schedule --------------------------------------------------------------------------------

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from litm.eval._results import read_rows
 from litm.placement._profile import PositionProfile
-from litm.probe import ProbeConfig, plan, read_rows, verify_row
+from litm.probe import ProbeConfig
+from litm.probe._grid import plan
+from litm.probe._recipe import verify_row
 
 pytestmark = pytest.mark.model
 

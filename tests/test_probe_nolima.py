@@ -22,7 +22,7 @@ from litm.cli import app
 from litm.errors import ProbeError
 from litm.eval._results import read_rows
 from litm.models import register_backend, unregister_backend
-from litm.probe import ProbeConfig, get_task, rebuild_prompt, rescore_rows, run_probe, verify_row
+from litm.probe import ProbeConfig, run_probe
 from litm.probe._nolima import (
     DATA_FILE,
     NolimaChain,
@@ -37,6 +37,9 @@ from litm.probe._nolima import (
     parse_items,
     shared_content_words,
 )
+from litm.probe._recipe import rebuild_prompt, verify_row
+from litm.probe._registry import get_task
+from litm.probe._rescore import rescore_rows
 from litm.probe._tasks import _PARAPHRASES, ParaphraseTask
 from litm.probe._testing import DeadZoneModel
 

@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from litm.eval._results import ResultsLog, read_rows
 from litm.placement._profile import PositionProfile
-from litm.probe import (
-    ProbeConfig,
-    ProbeError,
-    ResultsLog,
-    plan,
-    read_rows,
-    rebuild_prompt,
-    rescore_rows,
-    run_probe,
-    verify_row,
-    write_outputs,
-)
+from litm.probe import ProbeConfig, ProbeError, run_probe, write_outputs
 from litm.probe._analysis import analyze
 from litm.probe._estimate import estimate
+from litm.probe._grid import plan
+from litm.probe._recipe import rebuild_prompt, verify_row
+from litm.probe._rescore import rescore_rows
 from litm.probe._testing import DeadZoneModel
 
 SMALL = ProbeConfig(lengths=(256, 512), depths=(0.0, 0.5, 1.0), trials=4)

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from litm.bench.data import QAItem, _passage, _rows, mine_distractors
-from litm.bench.design import build_prompt as bench_prompt
-from litm.bench.runner import BenchConfig, stage1_jobs
+from litm.bench._data import QAItem, _passage, _rows, mine_distractors
+from litm.bench._design import build_prompt as bench_prompt
+from litm.bench._runner import BenchConfig, stage1_jobs
 from litm.errors import InvalidOptionError, PromptError
 from litm.placement import place
 from litm.placement._documents import Doc
 from litm.placement._plan import PlacementPlan, SlotInfo
-from litm.probe import verify_row
 from litm.probe._items import render_docs
+from litm.probe._recipe import verify_row
 from litm.prompt import (
     STYLES,
     AnchorOptions,
@@ -237,7 +237,7 @@ def test_committed_probe_docqa_rows_are_rebuilt_byte_for_byte() -> None:
 
 
 def test_bench_liu_prompt_equals_the_plain_format() -> None:
-    from litm.bench.data import Passage
+    from litm.bench._data import Passage
 
     docs = [Passage(1, "A (film)", "alpha.\n"), Passage(2, "", "beta.")]
     assert bench_prompt(docs, [1, 2], "what?") == (

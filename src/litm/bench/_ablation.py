@@ -1,7 +1,7 @@
 """The anchor ablation of a strategy benchmark: each prompt arm against the plain prompt, same question and slot.
 
 The ablation answers a question's prompt with the gold passage in a few slots once per arm (litm's default
-anchors, the bracket style, ...; see :data:`~litm.bench.design.ARMS`); the plain arm is the slot run's own
+anchors, the bracket style, ...; see :data:`~litm.bench._design.ARMS`); the plain arm is the slot run's own
 answer. Only question-slots that have every arm count, so a run stopped mid-question compares like with like.
 
 Example:

@@ -24,8 +24,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.bench.ablation import ablation_cells, ablation_vs_plain
-from litm.bench.design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
+from litm.bench._ablation import ablation_cells, ablation_vs_plain
+from litm.bench._design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
 from litm.errors import InvalidOptionError
 from litm.eval._stats import Cell, bootstrap_mean_ci, fisher_less, round_p
 from litm.placement import PositionProfile

@@ -15,7 +15,7 @@ survived (``answer_kept``: an accepted answer is still in the text; ``gold_kept`
 the kept documents) next to the answer, so a loss can be told apart from a cut.
 
 Example:
-    >>> from litm.bench.data import Passage, QAItem
+    >>> from litm.bench._data import Passage, QAItem
     >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
     ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(3)))
     >>> compress_keys(item, 4, ("drop",), (2.0,), (1, 4), ())
@@ -29,9 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from litm.bench.data import Passage, QAItem, contains_answer
-from litm.bench.design import GOLD_DESIGNS, LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
-from litm.compress import ScoreCache, Scorer, TargetCounter, compress, get_scorer
+from litm.bench._data import Passage, QAItem, contains_answer
+from litm.bench._design import GOLD_DESIGNS, LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
+from litm.compress import CompressOptions, ScoreCache, Scorer, compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import get_scorer
 from litm.errors import InvalidOptionError
 from litm.placement import Doc
 
@@ -51,7 +53,7 @@ COMPRESS_ARMS: tuple[str, ...] = tuple(ARM_OPTIONS)
 
 @dataclass(frozen=True)
 class CompressionJob:
-    """One compressed prompt to answer: its key, prompt and row fields (see :class:`litm.bench.jobs.Job`)."""
+    """One compressed prompt to answer: its key, prompt and row fields (see :class:`litm.bench._jobs.Job`)."""
 
     key: str
     prompt: str
@@ -126,8 +128,9 @@ def compress_jobs(
                 scorer = compressors.scorer(options.pop("scorer"))
                 began = time.perf_counter()
                 out = compress(
-                    docs, item.question, tokenizer=compressors.counter, ratio=ratio, scorer=scorer, **options
-                )
+                    docs, item.question, tokenizer=compressors.counter, ratio=ratio, scorer=scorer,
+                    options=CompressOptions(**options),
+                )  # fmt: skip
                 seconds = time.perf_counter() - began
                 kept = out.kept
                 ranks = [int(c.original.id) for c in kept]

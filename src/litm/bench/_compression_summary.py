@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.bench.analysis import rank_weights
-from litm.bench.likelihood import paired_difference
+from litm.bench._analysis import rank_weights
+from litm.bench._likelihood import paired_difference
 from litm.eval._results import read_rows
 from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
 
@@ -94,7 +94,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def compression_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
-    """The tables of :mod:`litm.bench.compression_summary` for every ``k`` (see the module docstring)."""
+    """The tables of :mod:`litm.bench._compression_summary` for every ``k`` (see the module docstring)."""
     both = [*baseline, *rows]
     comp = _complete([r for r in rows if r.get("phase") == "compress"])
     out: dict[str, Any] = {"by_k": {}}

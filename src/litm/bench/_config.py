@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from litm.bench.compression import COMPRESS_ARMS
-from litm.bench.design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
-from litm.consistency import MAX_CALLS
+from litm.bench._compression import COMPRESS_ARMS
+from litm.bench._design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
+from litm.consistency._permute import MAX_CALLS
 from litm.errors import BenchError
 from litm.models import Model
 from litm.models._logprobs import supports_logprobs
@@ -37,12 +37,12 @@ class BenchConfig:
     direct_ranks: tuple[int, ...] = ()  # empty: 1, the middle and k
     ablation_questions: int = 30
     ablation_slots: tuple[int, ...] = ()  # empty: 1, the middle and k
-    #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench.design.ARMS`).
+    #: Prompt arms of the ablation, each beside the slot run's ``plain`` prompt (see :data:`~litm.bench._design.ARMS`).
     ablation_arms: tuple[str, ...] = NQ_ARMS
-    #: Gold-set designs of a multi-gold question that get the ablation arms (see :mod:`litm.bench.goldsets`).
+    #: Gold-set designs of a multi-gold question that get the ablation arms (see :mod:`litm.bench._goldsets`).
     ablation_designs: tuple[str, ...] = ("middle",)
     #: ``nq``, ``hotpotqa``, ``2wiki`` or a data file, and where the retriever order comes from
-    #: (:mod:`litm.bench.sources`).
+    #: (:mod:`litm.bench._sources`).
     data: str = "nq"
     retriever: str = "auto"
     controls: bool = True
@@ -54,7 +54,7 @@ class BenchConfig:
     #: Score every prompt also by the teacher-forced log-probability of each accepted answer: ``auto`` (when
     #: the model can, see :func:`litm.models._logprobs.supports_logprobs`), ``on`` or ``off``.
     likelihood: str = "auto"
-    #: Compression arms (:mod:`litm.bench.compression`): each compresses a question's documents to
+    #: Compression arms (:mod:`litm.bench._compression`): each compresses a question's documents to
     #: ``1/ratio`` of their tokens at every ratio, with the gold passage at each of ``compress_slots``
     #: (empty: 1, the middle and k) or, for a multi-gold question, under each of ``compress_designs``.
     compress_arms: tuple[str, ...] = ()
@@ -67,7 +67,7 @@ class BenchConfig:
     #: rows come from ``baseline``, a committed run of the same questions on the same model.
     compress_only: bool = False
     baseline: str | None = None
-    #: The ``psc`` arm (:mod:`litm.bench.consistency`): permutation self-consistency with this many calls per
+    #: The ``psc`` arm (:mod:`litm.bench._consistency`): permutation self-consistency with this many calls per
     #: prompt (0: off), at each of ``psc_slots`` (empty: 1, the middle and k) or, multi-gold, ``psc_designs``.
     psc_calls: int = 0
     psc_slots: tuple[int, ...] = ()

@@ -14,7 +14,7 @@ from this run or its ``baseline``: accuracy difference with a 95% interval and a
 cost ratio in input tokens.
 
 Example:
-    >>> from litm.bench.data import Passage, QAItem
+    >>> from litm.bench._data import Passage, QAItem
     >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
     ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(3)))
     >>> psc_keys(item, 4, 5, (1, 4), ("middle",))
@@ -29,14 +29,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.bench.config import BenchConfig
-from litm.bench.data import QAItem
-from litm.bench.design import LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, gold_slots, seed_of
-from litm.bench.jobs import Job
-from litm.consistency import DEFAULT_BUILDER, PscAnswer, psc
+from litm.bench._config import BenchConfig
+from litm.bench._data import QAItem
+from litm.bench._design import LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, gold_slots, seed_of
+from litm.bench._jobs import Job
+from litm.consistency import PscAnswer, psc
+from litm.consistency._psc import DEFAULT_BUILDER
 from litm.eval._results import ResultsLog, read_rows
 from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
-from litm.models import Completion, Model, PromptLike
+from litm.models import Completion, Model
+from litm.models._base import PromptLike
 from litm.placement import Doc
 from litm.prompt import Prompt, PromptBuilder, Wording
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from litm.bench.retrieval import index_folder, searcher
+from litm.bench._retrieval import index_folder, searcher
 from litm.errors import EvalError, InvalidOptionError, MissingDependencyError
 from litm.eval._datasets import nq_rows
 from litm.eval._scoring import normalize

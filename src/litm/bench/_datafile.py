@@ -22,7 +22,7 @@ reference). A record::
 
 The retriever order used by the placement strategies is ``rank`` when every document has one, else ``score``
 (descending, ties in file order) when every document has one, else the file order; ``litm bench --retriever``
-re-ranks the documents with a real retriever instead (:mod:`litm.bench.retrieval`). A mistake is a
+re-ranks the documents with a real retriever instead (:mod:`litm.bench._retrieval`). A mistake is a
 :class:`~litm.errors.DataFileError` naming the file, the line and the field; nothing is silently dropped.
 
 Example:
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from litm.bench.data import Passage, QAItem
+from litm.bench._data import Passage, QAItem
 from litm.errors import DataFileError
 
 __all__ = ["DataDoc", "DataRecord", "parse_record", "read_records", "record_dict", "to_items"]

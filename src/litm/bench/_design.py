@@ -19,10 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from litm.bench.data import Passage, QAItem
+from litm.bench._data import Passage, QAItem
 from litm.errors import InvalidOptionError
-from litm.models import Completion, LocalModel, Model
-from litm.placement import Doc, PositionProfile, RandomOrder, Strategy, get_strategy, place
+from litm.models import Completion, Model
+from litm.models._local import LocalModel
+from litm.placement import Doc, PositionProfile, Strategy, place
+from litm.placement._registry import get_strategy
+from litm.placement._strategies import RandomOrder
 from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording, parse_quoted_answer
 
 __all__ = [

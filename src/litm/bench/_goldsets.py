@@ -1,8 +1,8 @@
 """The multi-hop benchmark: questions whose answer needs several gold documents, placed together or apart.
 
-A single-gold question moves its gold passage through every slot (:mod:`litm.bench.runner`). A question with
+A single-gold question moves its gold passage through every slot (:mod:`litm.bench._runner`). A question with
 ``g >= 2`` gold documents cannot visit every slot combination, so it is asked under four **gold-set designs**
-(:func:`~litm.bench.design.gold_slots`): the golds together at the start (``early``), together in the middle
+(:func:`~litm.bench._design.gold_slots`): the golds together at the start (``early``), together in the middle
 (``middle``), spread from the first slot to the last (``split``) and together at the end (``late``); the
 distractors keep their retriever order around them. Besides the designs, per question:
 
@@ -10,7 +10,7 @@ distractors keep their retriever order around them. Besides the designs, per que
   each strategy (``none`` = rank order, ``edges``, ``pyramid``, ``random``, and ``profile`` given a measured
   profile), so a strategy's value is measured where the retriever actually put the golds;
 * **anchor arms** (``ablation``) at chosen designs: the same documents under litm's default anchors, the field
-  report's bracket style, ... (:data:`~litm.bench.design.ARMS`), against the plain prompt of that design;
+  report's bracket style, ... (:data:`~litm.bench._design.ARMS`), against the plain prompt of that design;
 * **controls**: closed book, and the gold documents alone (``oracle``).
 
 Every prompt is scored by exact match and token F1 of its first line (HotpotQA's metrics), Liu et al.'s
@@ -32,8 +32,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from litm.bench.data import QAItem
-from litm.bench.design import (
+from litm.bench._data import QAItem
+from litm.bench._design import (
     GOLD_DESIGNS,
     MULTIHOP_INSTRUCTION,
     arrangement,
@@ -42,7 +42,7 @@ from litm.bench.design import (
     gold_slots,
     seed_of,
 )
-from litm.bench.likelihood import paired_difference
+from litm.bench._likelihood import paired_difference
 from litm.eval._stats import Cell, mean_ci
 from litm.placement import PositionProfile
 

@@ -7,7 +7,7 @@ the first ``ablation_questions``, and the closed-book and oracle controls. Stage
 ``direct_questions`` end to end with every strategy, ``profile`` driven by the other fold's measured profile.
 
 Example:
-    >>> from litm.bench.data import Passage, QAItem
+    >>> from litm.bench._data import Passage, QAItem
     >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
     ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(3)))
     >>> [job.key for job in stage1_jobs([item], BenchConfig(ks=(3,), ablation_questions=0))]
@@ -20,11 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from litm.bench.analysis import fold_profiles
-from litm.bench.config import BenchConfig
-from litm.bench.data import QAItem
-from litm.bench.design import arrangement, build_prompt, closed_book_prompt, fold_of, seed_of
-from litm.bench.goldsets import goldset_jobs
+from litm.bench._analysis import fold_profiles
+from litm.bench._config import BenchConfig
+from litm.bench._data import QAItem
+from litm.bench._design import arrangement, build_prompt, closed_book_prompt, fold_of, seed_of
+from litm.bench._goldsets import goldset_jobs
 from litm.placement import PositionProfile
 
 __all__ = ["Job", "stage1_jobs", "stage2_jobs"]
@@ -47,7 +47,7 @@ def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> lis
 
 def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionProfile | None = None) -> Iterator[Job]:
     """Slot prompts, ablation arms and controls, question by question (a multi-gold question: its gold-set
-    designs, arms, strategies and controls, see :mod:`litm.bench.goldsets`; ``profile`` drives its
+    designs, arms, strategies and controls, see :mod:`litm.bench._goldsets`; ``profile`` drives its
     ``profile`` strategy)."""
     for i, item in enumerate(items):
         if item.more_golds:

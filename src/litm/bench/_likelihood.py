@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.bench.analysis import (
+from litm.bench._analysis import (
     RANK_DISTRIBUTIONS,
     expected_gains,
     middle_slots,
@@ -35,7 +35,7 @@ from litm.bench.analysis import (
     rank_weights,
     slot_values,
 )
-from litm.bench.design import STRATEGIES
+from litm.bench._design import STRATEGIES
 from litm.eval._stats import bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
 
 __all__ = ["likelihood_summary", "middle_vs_edges", "paired_difference", "slot_likelihood", "strategy_likelihood"]

@@ -1,6 +1,6 @@
 """Render a benchmark summary as Markdown tables, so the numbers in a README are pasted, not retyped.
 
-Every number comes from ``bench-summary.json`` (the output of :func:`litm.bench.analysis.summarize`); cells
+Every number comes from ``bench-summary.json`` (the output of :func:`litm.bench._analysis.summarize`); cells
 show accuracy with the Wilson 95% interval and the counts they rest on. Sections with no data (no direct run,
 no ablation, no controls) are left out rather than shown empty.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litm.bench.analysis import best_fixed
+from litm.bench._analysis import best_fixed
 
 __all__ = ["cell", "gain_text", "likelihood_markdown", "summary_markdown"]
 

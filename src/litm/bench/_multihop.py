@@ -1,6 +1,6 @@
 """The bundled multi-hop sets (HotpotQA, 2WikiMultihopQA) and NQ as benchmark data records.
 
-Each loader turns its dataset's own format into litm's data-file format (:mod:`litm.bench.datafile`) and
+Each loader turns its dataset's own format into litm's data-file format (:mod:`litm.bench._datafile`) and
 validates it through the same parser a user's file goes through, so every source obeys one schema:
 
 * ``hotpotqa``: the first 103 dev questions, distractor setting: 10 paragraphs each, gold = the paragraphs
@@ -9,7 +9,7 @@ validates it through the same parser a user's file goes through, so every source
 * ``2wiki``: the first 200 dev questions of 2WikiMultihopQA (FlashRAG's format): 10 paragraphs, 2 or 4 gold;
   ``type`` compositional, comparison, inference or bridge_comparison; answers with their aliases.
 * ``nq``: the bundled NQ-Open questions (one gold passage); their distractors are mined from the other
-  questions' passages by :mod:`litm.bench.data`, so NQ is not read through here.
+  questions' passages by :mod:`litm.bench._data`, so NQ is not read through here.
 
 Provenance and licences: ``litm/data/README.md``. The documents come in the dataset's order (HotpotQA and
 2Wiki shuffle gold and distractor paragraphs); the benchmark ranks them with a retriever.
@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from litm.bench.datafile import DataRecord, parse_record
+from litm.bench._datafile import DataRecord, parse_record
 from litm.errors import InvalidOptionError
 
 __all__ = ["BUNDLED", "hotpotqa_records", "load_records", "twowiki_records"]

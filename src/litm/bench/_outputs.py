@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litm.bench.analysis import call_totals, fold_profiles, summarize
-from litm.bench.design import STRATEGIES, quote_markdown, quote_summary
-from litm.bench.goldsets import goldset_markdown, goldset_summary
-from litm.bench.likelihood import likelihood_summary
-from litm.bench.markdown import summary_markdown
-from litm.bench.settings import RESULTS, SETTINGS
+from litm.bench._analysis import call_totals, fold_profiles, summarize
+from litm.bench._design import STRATEGIES, quote_markdown, quote_summary
+from litm.bench._goldsets import goldset_markdown, goldset_summary
+from litm.bench._likelihood import likelihood_summary
+from litm.bench._markdown import summary_markdown
+from litm.bench._settings import RESULTS, SETTINGS
 from litm.errors import EvalError
 from litm.eval._results import read_rows
 
@@ -70,8 +70,8 @@ def write_outputs(
             profile.save(out / f"bench-profile-k{k}-fold{fold}.json")
     result = BenchOutputs(summary, summary_path)
     if plots:
-        from litm.bench.plots import write_plots
-        from litm.bench.report import write_report
+        from litm.bench._plots import write_plots
+        from litm.bench._report import write_report
 
         result.plots = write_plots(summary, out)
         result.report = write_report(out)

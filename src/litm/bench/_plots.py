@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from litm.bench.analysis import best_fixed
-from litm.bench.design import arrangement
+from litm.bench._analysis import best_fixed
+from litm.bench._design import arrangement
 from litm.eval._plots import pyplot
 from litm.placement import PositionProfile
 

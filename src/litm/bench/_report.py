@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.bench.markdown import gain_text
+from litm.bench._markdown import gain_text
 from litm.errors import EvalError
 
 # The probe report's page style and helpers, so both reports look alike.

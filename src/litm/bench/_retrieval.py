@@ -21,8 +21,9 @@ from pathlib import Path
 
 from litm.errors import InvalidOptionError
 from litm.models._embedded import cache_dir
-from litm.retrieve import RETRIEVERS as _SEARCH_RETRIEVERS
-from litm.retrieve import Index, make_retriever
+from litm.retrieve import Index
+from litm.retrieve._retrievers import RETRIEVERS as _SEARCH_RETRIEVERS
+from litm.retrieve._retrievers import make_retriever
 
 __all__ = ["RETRIEVERS", "Searcher", "index_folder", "searcher"]
 

@@ -1,7 +1,7 @@
-"""Run the strategy benchmark: answer each prompt of :mod:`litm.bench.jobs` once, and log its row.
+"""Run the strategy benchmark: answer each prompt of :mod:`litm.bench._jobs` once, and log its row.
 
 Rows go to ``bench.jsonl`` one at a time (flushed and synced) under stable keys; ``resume`` skips finished
-keys (after :mod:`litm.bench.settings` checked the run is the same experiment), and a prompt identical to
+keys (after :mod:`litm.bench._settings` checked the run is the same experiment), and a prompt identical to
 one already answered reuses that answer (greedy decoding, and the local ``aligned`` mode gives exactly a
 cold run's answer). With the likelihood metric on, each prompt is also scored by the log-probability of
 every accepted answer right after it is answered.
@@ -23,15 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from litm.bench.compression import Compressors, compress_jobs, compress_keys
-from litm.bench.config import BENCH_VERSION, BenchConfig, BenchError
-from litm.bench.consistency import psc_stage
-from litm.bench.data import QAItem
-from litm.bench.design import complete_arm, fold_of, quote_prefilled, read_arm_reply
-from litm.bench.jobs import Job, stage1_jobs, stage2_jobs
-from litm.bench.settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
-from litm.bench.sources import load_bench_items
-from litm.compress import ScoreCache, TargetCounter
+from litm.bench._compression import Compressors, compress_jobs, compress_keys
+from litm.bench._config import BENCH_VERSION, BenchConfig, BenchError
+from litm.bench._consistency import psc_stage
+from litm.bench._data import QAItem
+from litm.bench._design import complete_arm, fold_of, quote_prefilled, read_arm_reply
+from litm.bench._jobs import Job, stage1_jobs, stage2_jobs
+from litm.bench._outputs import BenchOutputs, write_outputs
+from litm.bench._settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
+from litm.bench._sources import load_bench_items
+from litm.compress import ScoreCache
+from litm.compress._compress import TargetCounter
 from litm.eval._results import ResultsLog
 from litm.eval._runs import completion_fields, model_mode
 from litm.eval._scoring import exact_match, score_output, token_f1
@@ -55,6 +57,15 @@ class BenchRun:
     reused: int = 0
     stopped_early: bool = False
     notes: list[str] = field(default_factory=list)
+
+    def write_outputs(self, *, plots: bool = True) -> BenchOutputs:
+        """Analyse the rows into ``out``: the summary (JSON and Markdown), each fold's profile, plots and report.
+
+        >>> run = run_bench(load_model("local"), BenchConfig(questions=20), "out/")  # doctest: +SKIP
+        >>> run.write_outputs().summary_path  # doctest: +SKIP
+        PosixPath('out/bench-summary.json')
+        """
+        return write_outputs(self.out, self.rows, self.settings, plots=plots)
 
 
 def _sha(text: str) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from litm._version import __version__
-from litm.bench.config import BenchConfig, BenchError
-from litm.bench.sources import describe
+from litm.bench._config import BenchConfig, BenchError
+from litm.bench._sources import describe
 from litm.eval._results import changed_settings
 from litm.eval._runs import model_mode
 from litm.models import Model

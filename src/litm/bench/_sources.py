@@ -1,7 +1,7 @@
 """What a benchmark runs on: the bundled NQ, HotpotQA or 2Wiki, or your own data file, ranked as asked.
 
 ``data`` is ``nq`` (the default), ``hotpotqa``, ``2wiki`` or a path to a JSON Lines file in litm's format
-(:mod:`litm.bench.datafile`). ``retriever`` says where the retriever order comes from:
+(:mod:`litm.bench._datafile`). ``retriever`` says where the retriever order comes from:
 
 ============ =====================================================================================
 ``auto``     NQ: distractors mined by BM25 (``bm25s``) from the other questions' passages, as in the
@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.bench.data import load_items
-from litm.bench.datafile import DataRecord, read_records, to_items
-from litm.bench.multihop import BUNDLED, load_records
-from litm.bench.retrieval import RETRIEVERS, index_folder, searcher
+from litm.bench._data import load_items
+from litm.bench._datafile import DataRecord, read_records, to_items
+from litm.bench._multihop import BUNDLED, load_records
+from litm.bench._retrieval import RETRIEVERS, index_folder, searcher
 from litm.errors import InvalidOptionError
 
 __all__ = ["RETRIEVER_CHOICES", "describe", "load_bench_items", "rank_records"]

@@ -15,48 +15,28 @@ Example:
     >>> run = run_probe(load_model("local"), ProbeConfig(lengths=(512, 1024), trials=4), "out/")  # doctest: +SKIP
     >>> write_outputs("out/", run.rows, run.settings).profile.metadata["effective_context_length"]  # doctest: +SKIP
     1024
+
+Before a run, :func:`estimate` says what it will cost; after it, :func:`to_profile` turns analyses into a profile,
+:func:`diff_profiles` compares two and :func:`recommended_max_input_tokens` reads the token budget off a task's
+analysis (``ProbeOutputs.analyses[task]``).
 """
 
 from litm.errors import ProbeError
-from litm.eval._results import ResultsLog, read_rows
-from litm.probe._analysis import DeadZone, TaskAnalysis, analyze
-from litm.probe._corpus import Corpus, load_corpus
-from litm.probe._estimate import ProbeEstimate, estimate
-from litm.probe._export import ProfileDiff, accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
-from litm.probe._grid import ProbeConfig, plan
+from litm.probe._estimate import estimate
+from litm.probe._export import diff_profiles, recommended_max_input_tokens, to_profile
+from litm.probe._grid import ProbeConfig
 from litm.probe._outputs import ProbeOutputs, write_outputs
-from litm.probe._recipe import rebuild_prompt, verify_row
-from litm.probe._registry import get_task
-from litm.probe._rescore import rescore_rows
 from litm.probe._runner import ProbeRun, run_probe
-from litm.probe._sequential import StoppingRule, simulate
 
 __all__ = [
-    "Corpus",
-    "DeadZone",
     "ProbeConfig",
     "ProbeError",
-    "ProbeEstimate",
     "ProbeOutputs",
     "ProbeRun",
-    "ProfileDiff",
-    "ResultsLog",
-    "StoppingRule",
-    "TaskAnalysis",
-    "accuracy_table",
-    "analyze",
     "diff_profiles",
     "estimate",
-    "get_task",
-    "load_corpus",
-    "plan",
-    "read_rows",
-    "rebuild_prompt",
     "recommended_max_input_tokens",
-    "rescore_rows",
     "run_probe",
-    "simulate",
     "to_profile",
-    "verify_row",
     "write_outputs",
 ]
