@@ -34,7 +34,8 @@ from typing import Any
 import jedi
 import jedi.inference.references as jedi_references
 
-from litm.code import code_context, make_workspace
+from litm.code import CodeOptions, code_context
+from litm.code._context import make_workspace
 from litm.code._source import Definition, FileIndex, Workspace
 from litm.tokens import get_tokenizer
 
@@ -201,7 +202,8 @@ def main() -> None:
                                    "file_tokens": tok.count(ws.text(fi.path))}  # fmt: skip
             for method in ("exact", "name"):
                 t0 = time.perf_counter()
-                ctx = code_context(root, target, budget=10**7, counter=tok, resolution=method, max_sites=None)
+                ctx = code_context(root, target, budget=10**7, counter=tok,
+                                   options=CodeOptions(resolution=method, max_sites=None))
                 seconds = time.perf_counter() - t0
                 found = callers_of(ctx)
                 tp, fp, fn = prf(found, truth)

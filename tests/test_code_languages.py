@@ -8,7 +8,9 @@ import re
 import pytest
 
 from code_fixtures import DATA
-from litm.code import CodeContext, code_context, make_workspace, render_docs
+from litm.code import CodeContext, CodeOptions, code_context
+from litm.code._context import make_workspace
+from litm.code._result import render_docs
 from litm.errors import AmbiguousCodeTargetError, UnsupportedLanguageError
 from litm.tokens import Tokenizer
 
@@ -131,7 +133,8 @@ def test_java_overloads_are_ambiguous_and_a_line_picks_one(gpt4: Tokenizer) -> N
 
 def test_exact_resolution_is_python_only(gpt4: Tokenizer) -> None:
     with pytest.raises(UnsupportedLanguageError, match="exact resolution is offered for Python only"):
-        code_context(DATA, "rust/hex/src/lib.rs::val", budget=BIG, counter=gpt4, resolution="exact")
+        code_context(DATA, "rust/hex/src/lib.rs::val", budget=BIG, counter=gpt4,
+                     options=CodeOptions(resolution="exact"))
 
 
 def test_go_types_keep_their_fields() -> None:

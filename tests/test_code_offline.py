@@ -37,7 +37,8 @@ try:
 except OSError as exc:
     guard = "blocked" if "network blocked" in str(exc) or "network blocked" in str(exc.__cause__ or exc) else repr(exc)
 
-from litm.code import code_context, make_workspace
+from litm.code import code_context
+from litm.code._context import make_workspace
 from litm.code._source import language_of
 
 data, stdlib = Path(sys.argv[1]), Path(sys.argv[2])

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from code_fixtures import STDLIB
-from litm.code import CodeContext, code_context, make_workspace
+from litm.code import CodeContext, CodeOptions, code_context
+from litm.code._context import make_workspace
 from litm.errors import ContextBudgetExceeded, LitmError
 from litm.tokens import Tokenizer
 
@@ -82,7 +83,8 @@ def test_callers_through_imports_and_no_false_callers(locale_ctx: CodeContext, s
     rejected = {r.split(":")[0] for r in locale_ctx.rejected}
     assert {"stringprep.py", "traceback.py"} <= rejected
     # Matching by name, as aider's tags do, counts exactly those as callers.
-    by_name = code_context(stdlib_root, "locale.py::normalize", budget=BIG, counter=gpt4, resolution="name")
+    by_name = code_context(stdlib_root, "locale.py::normalize", budget=BIG, counter=gpt4,
+                           options=CodeOptions(resolution="name"))
     assert by_name.resolution == "name"
     false = callers(by_name) - callers(locale_ctx)
     assert ("stringprep.py", "map_table_b2") in false
@@ -104,7 +106,8 @@ def test_alias_import_is_followed(stdlib_root: Path, gpt4: Tokenizer) -> None:
     ctx = code_context(stdlib_root, "quopri.py::encodestring", budget=BIG, counter=gpt4)
     caller = next(p for p in ctx.pieces if p.kind == "caller" and p.path == "email/encoders.py")
     assert caller.qualname == "_qencode" and "_encodestring(s, quotetabs=True)" in caller.text
-    by_name = code_context(stdlib_root, "quopri.py::encodestring", budget=BIG, counter=gpt4, resolution="name")
+    by_name = code_context(stdlib_root, "quopri.py::encodestring", budget=BIG, counter=gpt4,
+                           options=CodeOptions(resolution="name"))
     assert ("email/encoders.py", "_qencode") not in callers(by_name)
 
 
@@ -232,7 +235,8 @@ def test_random_budgets_never_exceeded_and_keep_the_target(locale_pieces: list[A
 
 
 def test_long_callers_are_cut_to_the_lines_around_their_calls(stdlib_root: Path, gpt4: Tokenizer) -> None:
-    ctx = code_context(stdlib_root, "locale.py::normalize", budget=BIG, counter=gpt4, max_caller_lines=10)
+    ctx = code_context(stdlib_root, "locale.py::normalize", budget=BIG, counter=gpt4,
+                       options=CodeOptions(max_caller_lines=10))
     expand = next(p for p in ctx.pieces if p.qualname == "_expand_lang")
     source = (stdlib_root / "gettext.py").read_text().splitlines()
     (call,) = expand.call_lines

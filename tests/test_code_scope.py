@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from code_fixtures import DATA, STDLIB
-from litm.code import code_context
+from litm.code import CodeOptions, code_context
 from litm.code._context import REPOSITORY_MARKERS, repository_root
 from litm.tokens import Tokenizer
 
@@ -111,7 +111,20 @@ def test_files_that_name_the_target_but_do_not_parse_are_reported(
     place_decoder(tmp_path)
     (tmp_path / "old.py").write_text("print 'python 2'\nresult = decoder.raw_decode(text)\n")
     (tmp_path / "unrelated.py").write_text("def broken(:\n")  # does not name the target: not worth a note
-    ctx = code_context(tmp_path, f"json/decoder.py::{TARGET}", budget=3000, counter=gpt4, resolution=resolution)
+    ctx = code_context(tmp_path, f"json/decoder.py::{TARGET}", budget=3000, counter=gpt4,
+                       options=CodeOptions(resolution=resolution))
     assert SAME_FILE_CALLER in callers(ctx)
     assert ctx.notes == ("1 files that name 'raw_decode' could not be parsed, so they were not searched for "
                          "callers: old.py",)  # fmt: skip
+
+
+def test_code_options_are_checked_before_any_file_is_read() -> None:
+    from litm.errors import InvalidOptionError, InvalidOptionTypeError
+
+    with pytest.raises(InvalidOptionError, match="max_sites must be a non-negative integer"):
+        CodeOptions(max_sites=-1)
+    with pytest.raises(InvalidOptionError, match="resolution must be"):
+        CodeOptions(resolution="fuzzy")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionTypeError, match="options must be a CodeOptions, got dict"):
+        code_context("/nonexistent", "x.py::f", budget=10, counter=len, options={"resolution": "name"})  # type: ignore[arg-type]
+    assert isinstance(CodeOptions(max_sites=None), CodeOptions)

@@ -16,7 +16,7 @@ import typer
 
 from litm.cli import app
 from litm.cli._options import check_strategy
-from litm.code import code_context
+from litm.code import CodeOptions, code_context
 from litm.tokens import get_tokenizer
 
 
@@ -56,8 +56,8 @@ def code_context_cmd(
     counted = "text" if fmt is CodeFormatOpt.json else fmt.value
     tokenizer = get_tokenizer(model)
     ctx = code_context(
-        root, target, budget=budget, counter=tokenizer, resolution=resolution.value, format=counted,
-        order=order, max_caller_lines=max_caller_lines,
+        root, target, budget=budget, counter=tokenizer, format=counted,
+        options=CodeOptions(resolution=resolution.value, order=order, max_caller_lines=max_caller_lines),
     )  # fmt: skip
     if fmt is CodeFormatOpt.json:
         sys.stdout.write(json.dumps(ctx.to_dict(), ensure_ascii=False, indent=2))

@@ -10,13 +10,13 @@
 
 Python is resolved exactly (``ast`` spans, jedi references through imports and aliases); JavaScript,
 TypeScript, Go, Rust and Java are matched by name through tree-sitter tag queries, and say so
-(``resolution == "name"``). Pieces are :class:`litm.placement._documents.Doc` values (:meth:`CodeContext.docs`), so
+(``resolution == "name"``); :class:`CodeOptions` holds the less common settings. Each piece of ``ctx.pieces`` has
+its ``kind``, ``source``, ``qualname`` and ``text``; :meth:`CodeContext.docs` gives them as litm documents, so
 litm's placement and anchored prompts apply unchanged. Needs the ``code`` extra: ``pip install 'litm[code]'``.
 """
 
-from litm.code._context import code_context, make_workspace
-from litm.code._pieces import CodePiece
-from litm.code._result import CodeContext, render_docs
+from litm.code._context import CodeOptions, code_context
+from litm.code._result import CodeContext
 from litm.errors import (
     AmbiguousCodeTargetError,
     CodeFileNotFoundError,
@@ -30,12 +30,10 @@ __all__ = [
     "AmbiguousCodeTargetError",
     "CodeContext",
     "CodeFileNotFoundError",
+    "CodeOptions",
     "CodeParseError",
-    "CodePiece",
     "CodeTargetNotFoundError",
     "CodeTargetTooLargeError",
     "UnsupportedLanguageError",
     "code_context",
-    "make_workspace",
-    "render_docs",
 ]

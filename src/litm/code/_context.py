@@ -15,7 +15,7 @@ import os
 from collections import Counter as Tally
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from litm.code._fitting import fit_pieces
 from litm.code._graph import personalized_pagerank
@@ -27,11 +27,22 @@ from litm.code._result import CodeContext
 from litm.code._source import CallSite, Definition, FileIndex, Workspace
 from litm.code._target import locate, parse_target
 from litm.code._treesitter import index_tree_sitter
-from litm.errors import CodeFileNotFoundError, InvalidOptionError, UnsupportedLanguageError
+from litm.errors import CodeFileNotFoundError, InvalidOptionError, InvalidOptionTypeError, UnsupportedLanguageError
+from litm.prompt import PromptBuilder
 
-__all__ = ["REPOSITORY_MARKERS", "Resolution", "code_context", "gather", "make_workspace", "repository_root"]
+__all__ = [
+    "REPOSITORY_MARKERS",
+    "CodeOptions",
+    "Resolution",
+    "code_context",
+    "gather",
+    "make_workspace",
+    "repository_root",
+]
 
 Resolution = Literal["auto", "exact", "name"]
+#: A node of the call graph: ``"target"``, or a caller's / callee's kind and (path, line, qualname).
+_NodeKey = str | tuple[str, tuple[Path, int, str]]
 _MODULE = "<module>"
 #: Files or folders that mark a repository's (or a project's) root folder.
 REPOSITORY_MARKERS = (
@@ -167,9 +178,9 @@ def _container(ws: Workspace, file: FileIndex, target: Definition) -> tuple[File
     return None
 
 
-def _edges(nodes: dict[Any, _Node]) -> dict[tuple[Any, Any], float]:
+def _edges(nodes: dict[_NodeKey, _Node]) -> dict[tuple[_NodeKey, _NodeKey], float]:
     """Call-site counts: resolved ones to and from the target, name-matched ones among the other pieces."""
-    edges: dict[tuple[Any, Any], float] = {}
+    edges: dict[tuple[_NodeKey, _NodeKey], float] = {}
     for key, node in nodes.items():
         edges[(key, "target")] = float(len(node.calls))
         called = Tally(c.name for a, b in node.piece.ranges for c in node.file.calls_in(a, b))
@@ -190,7 +201,7 @@ def gather(ws: Workspace, file: FileIndex, target: Definition, resolver: Resolve
         enc = site.file.enclosing(site.call.line, callable_only=True) or site.file.enclosing(site.call.line)
         key = (site.file.path, enc.start if enc else 0, enc.qualname if enc else _MODULE)
         groups.setdefault(key, (site.file, enc, []))[2].append(site.call)
-    nodes: dict[Any, _Node] = {}
+    nodes: dict[_NodeKey, _Node] = {}
     for key, (fi, enc, calls) in groups.items():
         piece = _caller_piece(fi, enc, calls, file, target, res, max_caller_lines, context_lines)
         if piece.ranges:
@@ -231,36 +242,70 @@ def _target_path(ws: Workspace, raw: str) -> Path:
     return path.resolve()
 
 
+@dataclass(frozen=True)
+class CodeOptions:
+    """The less common settings of :func:`code_context`, checked on construction.
+
+    ``resolution``: ``"auto"`` (Python exactly through jedi, other languages by name), ``"exact"`` or
+    ``"name"``. ``order``: the litm strategy that places the pieces (``"pyramid"`` puts the target last,
+    next to a question that follows). A caller whose enclosing function is longer than ``max_caller_lines``
+    is shown as the lines around its calls, ``context_lines`` either side. Exact resolution checks at most
+    ``max_sites`` same-named call sites (nearest first; None: all). ``prompt_format`` is the format a
+    ``builder``'s whole prompt is counted in (``"text"``, ``"openai"``, ``"anthropic"``).
+
+    >>> CodeOptions(resolution="name", max_caller_lines=10).max_caller_lines
+    10
+    >>> CodeOptions(context_lines=-1)
+    Traceback (most recent call last):
+    ...
+    litm.errors.InvalidOptionError: context_lines must be a non-negative integer, got -1
+    """
+
+    resolution: Resolution = "auto"
+    order: str = "pyramid"
+    max_caller_lines: int = 60
+    context_lines: int = 3
+    max_sites: int | None = 300
+    prompt_format: str = "text"
+
+    def __post_init__(self) -> None:
+        if self.resolution not in ("auto", "exact", "name"):
+            raise InvalidOptionError(f"resolution must be 'auto', 'exact' or 'name', got {self.resolution!r}")
+        for name in ("order", "prompt_format"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidOptionTypeError(f"{name} must be a string, got {type(getattr(self, name)).__name__}")
+        for name, value in (("max_caller_lines", self.max_caller_lines), ("context_lines", self.context_lines),
+                            ("max_sites", 0 if self.max_sites is None else self.max_sites)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidOptionError(f"{name} must be a non-negative integer, got {value!r}")
+
+
 def code_context(
     root: str | os.PathLike[str],
     target: str,
     *,
     budget: int,
-    counter: Any,
+    counter: object,
     line: int | None = None,
-    resolution: Resolution = "auto",
     format: str = "text",
-    order: str = "pyramid",
-    max_caller_lines: int = 60,
-    context_lines: int = 3,
-    max_sites: int | None = 300,
-    builder: Any = None,
+    builder: PromptBuilder | None = None,
     question: str = "",
-    prompt_format: str = "text",
+    options: CodeOptions | None = None,
 ) -> CodeContext:
     """The target's source, its direct callers, its callees' signatures, class header and imports, in budget.
 
     ``target`` is ``"path::Qualified.name"`` or ``"path:LINE"`` (or a path with ``line=``), the path relative
     to ``root`` or absolute. ``counter`` counts tokens: a tokenizer from :func:`litm.tokens.get_tokenizer`, a
-    model, ``callable(text) -> int``, or a model spec string. Python is resolved exactly by jedi
-    (``resolution="auto"`` or ``"exact"``); other languages, or ``resolution="name"``, match callee names.
+    model, ``callable(text) -> int``, or a model spec string. Python is resolved exactly by jedi; other
+    languages match callee names (:class:`CodeOptions` ``resolution``).
 
     The budget covers the context rendered in ``format`` (``"text"`` or ``"markdown"``) with its pieces placed
-    by ``order`` (a litm strategy; ``"pyramid"`` puts the target last, next to a question that follows), or,
-    with ``builder`` (a :class:`litm.prompt.PromptBuilder`), the whole prompt around ``question`` counted in
-    ``prompt_format``. Pieces are dropped lowest-ranked first; the target never is: a target that alone
-    exceeds the budget raises :class:`~litm.errors.CodeTargetTooLargeError`. Exact resolution checks at most
-    ``max_sites`` same-named call sites (nearest first; ``None``: all), listing the rest in ``unchecked``.
+    by ``options.order`` (a litm strategy; ``"pyramid"`` puts the target last, next to a question that
+    follows), or, with ``builder`` (a :class:`litm.prompt.PromptBuilder`), the whole prompt around
+    ``question`` counted in ``options.prompt_format``. Pieces are dropped lowest-ranked first; the target
+    never is: a target that alone exceeds the budget raises :class:`~litm.errors.CodeTargetTooLargeError`.
+    Exact resolution checks at most ``options.max_sites`` same-named call sites, listing the rest in
+    ``unchecked``.
 
     Callers are searched under ``root`` and always in the target's own file. For a target outside ``root``,
     under its repository root (the nearest folder above it with a ``.git``, ``pyproject.toml`` or another of
@@ -276,18 +321,18 @@ def code_context(
         >>> [(p.kind, p.qualname) for p in ctx.pieces][:3]
         [('target', 'JSONDecoder.raw_decode'), ('class', 'JSONDecoder'), ('caller', 'JSONDecoder.decode')]
     """
-    for name, value in (("max_caller_lines", max_caller_lines), ("context_lines", context_lines),
-                        ("max_sites", 0 if max_sites is None else max_sites)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidOptionError(f"{name} must be a non-negative integer, got {value!r}")
+    opts = CodeOptions() if options is None else options
+    if not isinstance(opts, CodeOptions):
+        raise InvalidOptionTypeError(f"options must be a CodeOptions, got {type(opts).__name__}")
     spec = parse_target(target, line=line)
     ws, path, searched, notes = _scope(root, spec.path)
     file = ws.index(path)
     definition = locate(file, spec)
-    resolver = _resolver(ws, file, resolution, max_sites)
-    gathered = gather(ws, file, definition, resolver, max_caller_lines=max_caller_lines, context_lines=context_lines)
-    fitted = fit_pieces(gathered.pieces, counter=counter, budget=budget, fmt=format, order=order, builder=builder,
-                        question=question, prompt_format=prompt_format)  # fmt: skip
+    resolver = _resolver(ws, file, opts.resolution, opts.max_sites)
+    gathered = gather(ws, file, definition, resolver, max_caller_lines=opts.max_caller_lines,
+                      context_lines=opts.context_lines)  # fmt: skip
+    fitted = fit_pieces(gathered.pieces, counter=counter, budget=budget, fmt=format, order=opts.order,
+                        builder=builder, question=question, prompt_format=opts.prompt_format)  # fmt: skip
     if gathered.unparsed:
         shown = ", ".join(gathered.unparsed[:5]) + (" ..." if len(gathered.unparsed) > 5 else "")
         notes += (
@@ -300,7 +345,7 @@ def code_context(
         target=gathered.pieces[0],
         pieces=tuple(by_id[d.id] for d in fitted.kept),
         dropped=tuple(by_id[d.id] for d in fitted.dropped),
-        tokens=fitted.tokens, budget=budget, resolution=gathered.resolution, format=format, order=order,
+        tokens=fitted.tokens, budget=budget, resolution=gathered.resolution, format=format, order=opts.order,
         tokenizer=str(tokenizer) if tokenizer is not None else None,
         unresolved=tuple(gathered.unresolved), rejected=tuple(gathered.rejected),
         unchecked=tuple(gathered.unchecked), prompt=fitted.prompt, searched=searched,

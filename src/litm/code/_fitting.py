@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.budget._fit import fit
 from litm.code._pieces import CodePiece
 from litm.code._result import render_docs
 from litm.errors import CodeTargetTooLargeError, ContextBudgetExceeded, InvalidOptionError
-from litm.placement import PlacementPlan, place
+from litm.placement import PlacementOptions, PlacementPlan, place
 from litm.placement._documents import Doc
+from litm.prompt import Prompt, PromptBuilder
 from litm.tokens import get_tokenizer
 
 __all__ = ["Fitted", "fit_pieces"]
@@ -38,7 +38,7 @@ class Fitted:
     kept: list[Doc]  # the target first, then the kept pieces best-ranked first
     dropped: list[Doc]
     tokens: int
-    prompt: Any  # the builder's prompt, or None when the rendered context was counted
+    prompt: Prompt | None  # the builder's prompt, or None when the rendered context was counted
 
 
 @dataclass(frozen=True)
@@ -65,14 +65,15 @@ class _PinnedBuilder:
     placed by ``order`` (``pyramid`` puts the target last, next to the question).
     """
 
-    def __init__(self, target: Doc, inner: Any, order: str) -> None:
+    def __init__(self, target: Doc, inner: PromptBuilder, order: str) -> None:
         self.target, self.inner, self.order = target, inner, order
 
-    def build(self, plan: PlacementPlan, question: str) -> Any:
-        return self.inner.build(place([self.target, *plan.items], self.order, min_docs=1), question)
+    def build(self, plan: PlacementPlan, question: str) -> Prompt:
+        placed = place([self.target, *plan.items], self.order, placement=PlacementOptions(min_docs=1))
+        return self.inner.build(placed, question)
 
 
-def _counter(counter: Any) -> Any:
+def _counter(counter: object) -> object:
     if isinstance(counter, str):
         return get_tokenizer(counter)
     return counter
@@ -81,11 +82,11 @@ def _counter(counter: Any) -> Any:
 def fit_pieces(
     pieces: Sequence[CodePiece],
     *,
-    counter: Any,
+    counter: object,
     budget: int,
     fmt: str = "text",
     order: str = "pyramid",
-    builder: Any = None,
+    builder: PromptBuilder | None = None,
     question: str = "",
     prompt_format: str = "text",
 ) -> Fitted:
@@ -103,7 +104,7 @@ def fit_pieces(
         # strategy "none": fit trims by rank only; the order is the code context's (render_docs / the builder).
         result = fit(
             rest, question, gate, _counter(counter), budget,
-            format=prompt_format if builder else "text", strategy="none", min_docs=0,
+            format=prompt_format if builder else "text", strategy="none", placement=PlacementOptions(min_docs=0),
         )  # fmt: skip
     except ContextBudgetExceeded as err:
         alone = err.floor if err.floor is not None else err.prompt_tokens

@@ -27,13 +27,18 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 from litm.code._resolve import Callee, Callers, Site, call_sites_named, sites_inside
 from litm.code._source import CallSite, Definition, FileIndex, Workspace
 from litm.errors import MissingDependencyError
+
+if TYPE_CHECKING:  # jedi is the optional ``code`` extra
+    from jedi import Script
 
 __all__ = ["JediResolver"]
 
@@ -55,12 +60,11 @@ def _stub(path: object) -> bool:
     return path is not None and str(path).endswith(".pyi")
 
 
-def _import_jedi() -> Any:
+def _import_jedi() -> ModuleType:
     try:
-        import jedi
+        return importlib.import_module("jedi")
     except ImportError as exc:
         raise MissingDependencyError(f"exact Python resolution needs jedi: {_INSTALL}") from exc
-    return jedi
 
 
 class JediResolver:
@@ -73,10 +77,10 @@ class JediResolver:
         self.max_sites = max_sites
         self._jedi = _import_jedi()
         self._project = self._jedi.Project(str(ws.root))
-        self._scripts: dict[Path, Any] = {}
+        self._scripts: dict[Path, Script] = {}
         self._resolved: dict[tuple[Path, int, int], list[Hit]] = {}
 
-    def _script(self, path: Path) -> Any:
+    def _script(self, path: Path) -> Script:
         if path not in self._scripts:
             self._scripts[path] = self._jedi.Script(code=self.ws.text(path), path=str(path), project=self._project)
         return self._scripts[path]

@@ -22,8 +22,9 @@ from typing import Any
 
 from litm.code._pieces import CodePiece
 from litm.errors import InvalidOptionError
-from litm.placement import place
+from litm.placement import PlacementOptions, place
 from litm.placement._documents import Doc
+from litm.prompt import Prompt
 
 __all__ = ["RENDER_FORMATS", "CodeContext", "render_docs"]
 
@@ -31,6 +32,8 @@ __all__ = ["RENDER_FORMATS", "CodeContext", "render_docs"]
 RENDER_FORMATS = ("text", "markdown")
 _FENCE_LANG = {"tsx": "tsx", "typescript": "typescript", "javascript": "javascript"}
 _TICKS = re.compile(r"`{3,}")
+#: A context of two or more pieces is always placed (the target last under pyramid), not kept in rank order.
+_ALWAYS_PLACE = PlacementOptions(min_docs=1)
 
 
 def _block(doc: Doc, fmt: str) -> str:
@@ -46,7 +49,7 @@ def render_docs(docs: Sequence[Doc], fmt: str = "text", order: str = "pyramid") 
     """Render code-context documents (best-ranked first) as one string, placed by strategy ``order``."""
     if fmt not in RENDER_FORMATS:
         raise InvalidOptionError(f"format must be one of {', '.join(RENDER_FORMATS)}, got {fmt!r}")
-    placed = list(place(list(docs), strategy=order, min_docs=1).items) if len(docs) > 1 else list(docs)
+    placed = list(place(list(docs), strategy=order, placement=_ALWAYS_PLACE).items) if len(docs) > 1 else list(docs)
     return "\n\n".join(_block(d, fmt) for d in placed)
 
 
@@ -76,7 +79,7 @@ class CodeContext:
     unresolved: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
     unchecked: tuple[str, ...] = ()
-    prompt: Any = None
+    prompt: Prompt | None = None
     searched: str | None = None
     notes: tuple[str, ...] = ()
 

@@ -16,24 +16,27 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from litm.code._source import CallSite, Definition, FileIndex, ImportStmt
 from litm.code._tsqueries import CLASS_LIKE, COMMENT_LIKE, QUERIES
 from litm.errors import MissingDependencyError, UnsupportedLanguageError
 
+if TYPE_CHECKING:  # tree-sitter is the optional ``code`` extra, imported when a file is parsed
+    from tree_sitter import Node, Parser, Query, Tree
+
 __all__ = ["index_tree_sitter", "parse"]
 
 _INSTALL = "pip install 'litm[code]'  (tree-sitter-language-pack==0.13.0)"
 _lock = threading.Lock()
-_parsers: dict[str, Any] = {}
-_queries: dict[str, Any] = {}
+_parsers: dict[str, Parser] = {}
+_queries: dict[str, Query] = {}
 # Wrappers that hold a definition without adding meaning: its lines (and doc comments) belong to the definition.
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration", "expression_statement"})
 _NOT_BOUND = frozenset({"require", "crate", "self", "super"})
 
 
-def _load(language: str) -> tuple[Any, Any]:
+def _load(language: str) -> tuple[Parser, Query]:
     """The parser and compiled tag query for ``language``, built once per process."""
     if language not in QUERIES:
         raise UnsupportedLanguageError(f"no tree-sitter tag query for {language!r} (have {', '.join(QUERIES)})")
@@ -49,31 +52,31 @@ def _load(language: str) -> tuple[Any, Any]:
     return _parsers[language], _queries[language]
 
 
-def parse(language: str, text: str) -> Any:
+def parse(language: str, text: str) -> Tree:
     """The tree-sitter syntax tree of ``text`` (the language pack's bundled grammar, no download)."""
     parser, _ = _load(language)
     return parser.parse(text.encode("utf-8"))
 
 
-def _line(node: Any) -> int:
+def _line(node: Node) -> int:
     return int(node.start_point[0]) + 1
 
 
-def _last_line(node: Any) -> int:
+def _last_line(node: Node) -> int:
     row, col = node.end_point
     # A node that ends with its newline (a // comment in some grammars) ends at column 0 of the next row.
     return int(row) + (0 if col == 0 and row > node.start_point[0] else 1)
 
 
-def _key(node: Any) -> tuple[int, int, str]:
+def _key(node: Node) -> tuple[int, int, str]:
     return (node.start_byte, node.end_byte, node.type)
 
 
-def _text(node: Any) -> str:
+def _text(node: Node) -> str:
     return bytes(node.text or b"").decode("utf-8", errors="replace")
 
 
-def _first_type_name(node: Any) -> str:
+def _first_type_name(node: Node) -> str:
     """The base type of a receiver or ``impl`` type: ``*Client`` -> Client, ``Foo<T>`` -> Foo."""
     stack = [node]
     while stack:
@@ -84,7 +87,7 @@ def _first_type_name(node: Any) -> str:
     return _text(node)
 
 
-def _span_node(node: Any) -> Any:
+def _span_node(node: Node) -> Node:
     """The outermost wrapper whose only job is to hold ``node`` (``export const f = () => ...``)."""
     while node.parent is not None and node.parent.type in _WRAPPERS and node.parent.named_child_count == 1:
         node = node.parent
@@ -94,7 +97,7 @@ def _span_node(node: Any) -> Any:
     return node
 
 
-def _leading_start(node: Any) -> int:
+def _leading_start(node: Node) -> int:
     """First line of the doc comments, attributes and decorators directly above ``node``."""
     start = _line(node)
     prev = node.prev_named_sibling
@@ -104,7 +107,7 @@ def _leading_start(node: Any) -> int:
     return start
 
 
-def _body(node: Any) -> Any:
+def _body(node: Node) -> Node | None:
     for field in ("body", "value"):
         child = node.child_by_field_name(field)
         if child is not None:
@@ -121,13 +124,13 @@ class _Indexer:
     def __init__(self, idx: FileIndex, source: bytes) -> None:
         self.idx = idx
         self.byte_lines = source.split(b"\n")
-        self.defs: dict[tuple[int, int, str], tuple[Any, str, str]] = {}  # key -> (node, name, kind)
+        self.defs: dict[tuple[int, int, str], tuple[Node, str, str]] = {}  # key -> (node, name, kind)
 
-    def col(self, node: Any) -> int:
+    def col(self, node: Node) -> int:
         row, col = node.start_point
         return _char_col(self.byte_lines[row] if row < len(self.byte_lines) else b"", col)
 
-    def qualname(self, node: Any, name: str) -> tuple[str, str | None]:
+    def qualname(self, node: Node, name: str) -> tuple[str, str | None]:
         chain: list[tuple[str, bool]] = []  # enclosing definitions, innermost first: (name, class-like)
         parent = node.parent
         while parent is not None:
@@ -139,7 +142,7 @@ class _Indexer:
         inner_class = next((len(chain) - i for i, (_, cls) in enumerate(chain) if cls), 0)
         return ".".join([*outer, name]), ".".join(outer[:inner_class]) or None
 
-    def definition(self, node: Any, name: str, kind: str) -> Definition:
+    def definition(self, node: Node, name: str, kind: str) -> Definition:
         qualname, container = self.qualname(node, name)
         if node.type == "method_declaration" and self.idx.language == "go":
             receiver = node.child_by_field_name("receiver")
@@ -162,7 +165,7 @@ class _Indexer:
         )  # fmt: skip
 
 
-def _bound_names(node: Any, language: str) -> frozenset[str]:
+def _bound_names(node: Node, language: str) -> frozenset[str]:
     """Names an import binds (over-inclusive: every identifier in the statement but the module string)."""
     if language == "go":
         alias = node.child_by_field_name("name")
@@ -181,8 +184,8 @@ def _bound_names(node: Any, language: str) -> frozenset[str]:
             names.add(_text(n))
         stack.extend(n.children)
     if language == "java":
-        path = node.named_children[-1] if node.named_children else node
-        names = {_text(path).rsplit(".", 1)[-1]} - {"*"}
+        dotted = node.named_children[-1] if node.named_children else node
+        names = {_text(dotted).rsplit(".", 1)[-1]} - {"*"}
     return frozenset(names - _NOT_BOUND)
 
 
@@ -196,7 +199,7 @@ def index_tree_sitter(path: Path, rel: str, language: str, text: str) -> FileInd
     idx = FileIndex(path=path, rel=rel, language=language, lines=text.splitlines(keepends=True))
     ix = _Indexer(idx, source)
     matches = QueryCursor(query).matches(tree.root_node)
-    pending: list[tuple[Any, str, str]] = []
+    pending: list[tuple[Node, str, str]] = []
     for _, caps in matches:
         names = caps.get("name", [])
         kind_cap = next((k for k in caps if k.startswith("definition.")), None)
@@ -223,7 +226,7 @@ def index_tree_sitter(path: Path, rel: str, language: str, text: str) -> FileInd
     return idx
 
 
-def _identifiers(root: Any) -> list[tuple[int, str]]:
+def _identifiers(root: Node) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     cursor = root.walk()
     while True:
