@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from litm.errors import SpendRequestError, VirtualKeyError
-from litm.serve import KeyStore, config_from_mapping, create_key, list_keys, revoke_key, rotate_key
+from litm.serve import config_from_mapping, create_key, list_keys, revoke_key, rotate_key
+from litm.serve._keys import KeyStore
 from litm.spend import open_ledger
 
 # A key reads sk-litm-<12 hex id>-<secret>; the secret (URL-safe base64) may itself hold dashes.

@@ -19,35 +19,22 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from litm.errors import GatewayConfigError, VirtualKeyError
 from litm.serve._admin import create_key, list_keys, revoke_key, rotate_key
-from litm.serve._config import (
-    GatewayConfig,
-    KeyOptions,
-    LedgerOptions,
-    ModelRoute,
-    ServerOptions,
-    Upstream,
-    config_from_mapping,
-    load_config,
-)
-from litm.serve._keys import KeyStore, VirtualKey
+from litm.serve._config import GatewayConfig, config_from_mapping, load_config
+from litm.serve._keys import VirtualKey
 from litm.serve._run import serve
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+# The sections of a GatewayConfig (server, ledger, keys, upstreams, models) are reached as its attributes;
+# the key store is the gateway's own: both stay in the implementation modules.
 __all__ = [
     "GatewayConfig",
     "GatewayConfigError",
-    "KeyOptions",
-    "KeyStore",
-    "LedgerOptions",
-    "ModelRoute",
-    "ServerOptions",
-    "Upstream",
     "VirtualKey",
     "VirtualKeyError",
     "config_from_mapping",
@@ -61,8 +48,8 @@ __all__ = [
 ]
 
 
-def create_app(config: GatewayConfig, **options: Any) -> Starlette:
+def create_app(config: GatewayConfig) -> Starlette:
     """The gateway as an ASGI app (Starlette) for ``config``; run it with any ASGI server."""
     from litm.serve._app import create_app as build
 
-    return build(config, **options)
+    return build(config)

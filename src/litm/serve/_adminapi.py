@@ -27,12 +27,12 @@ from litm.serve._metrics import content_type
 from litm.serve._runtime import Runtime
 from litm.serve._shapes import Refusal, error_body, read_body
 from litm.spend import parse_usd
-from litm.spend.scopes import check_scope, check_window
+from litm.spend._scopes import check_scope, check_window
 
 __all__ = ["admin_routes"]
 
 
-def _key(k: VirtualKey) -> dict[str, Any]:
+def _key(k: VirtualKey) -> dict[str, object]:
     return {"id": k.id, "name": k.name, "chain": list(k.chain), "models": list(k.models),
             "default_max_tokens": k.default_max_tokens, "compact": k.compact, "created": k.created,
             "revoked": k.revoked}  # fmt: skip
@@ -65,6 +65,7 @@ def _admin(handler: Callable[[Request, Runtime], Awaitable[Response]]) -> Callab
 
 
 async def _json(request: Request) -> dict[str, Any]:
+    # A request body: arbitrary JSON, passed on to create_key / set_limit, which check each field's type.
     rt: Runtime = request.app.state.runtime
     raw = await read_body(request, rt.config.server.max_body_bytes)  # the admin API has the same size limit
     try:
@@ -76,7 +77,7 @@ async def _json(request: Request) -> dict[str, Any]:
     return body
 
 
-def _fields(body: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+def _fields(body: dict[str, object], required: tuple[str, ...], optional: tuple[str, ...]) -> None:
     missing = [f for f in required if f not in body]
     unknown = sorted(set(body) - set(required) - set(optional))
     if missing or unknown:

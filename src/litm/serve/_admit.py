@@ -29,9 +29,10 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from litm.budget import Call, SpendStep, TokenGate
+from litm.budget import SpendStep, TokenGate
+from litm.budget._guard import Call
 from litm.budget._guard.spend import OUTPUT_LIMITS, output_limit  # not exported by litm.budget
 from litm.errors import (
     ContextBudgetExceeded,
@@ -50,7 +51,8 @@ from litm.serve._config import ModelRoute, Upstream
 from litm.serve._keys import VirtualKey
 from litm.serve._runtime import Runtime
 from litm.serve._shapes import Refusal, output_field
-from litm.spend import Reservation, format_usd
+from litm.spend import Reservation
+from litm.spend._money import format_usd
 
 __all__ = ["Admitted", "HoldInDoubt", "admit", "authenticate", "presented_key"]
 
@@ -72,7 +74,7 @@ class Admitted:
     compacted: bool = False
 
     @property
-    def body(self) -> Mapping[str, Any]:
+    def body(self) -> Mapping[str, object]:
         return self.call.body
 
     @property
@@ -119,7 +121,7 @@ async def authenticate(rt: Runtime, headers: Mapping[str, str]) -> VirtualKey:
     return key
 
 
-def _route(rt: Runtime, api: str, key: VirtualKey, body: Mapping[str, Any]) -> tuple[ModelRoute, Upstream]:
+def _route(rt: Runtime, api: str, key: VirtualKey, body: Mapping[str, object]) -> tuple[ModelRoute, Upstream]:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise Refusal(400, "model_missing", "the request names no model")
@@ -136,7 +138,7 @@ def _route(rt: Runtime, api: str, key: VirtualKey, body: Mapping[str, Any]) -> t
     return route, upstream
 
 
-def _limited(api: str, body: dict[str, Any], key: VirtualKey, upstream: Upstream) -> dict[str, Any]:
+def _limited(api: str, body: dict[str, object], key: VirtualKey, upstream: Upstream) -> dict[str, object]:
     """``body`` with an output limit: its own, or the key's default (a key without one refuses)."""
     if any(body.get(name) is not None for name in OUTPUT_LIMITS.get(api, ("max_tokens",))):
         try:
@@ -183,7 +185,7 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
 
 
 def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
-                      body: dict[str, Any], request_id: str) -> Admitted:  # fmt: skip
+                      body: dict[str, object], request_id: str) -> Admitted:  # fmt: skip
     """Steps 4-7: count (the guard's token gate), the context limit, the output limit, the reservation."""
     limit = rt.max_input.get(route.name, route.max_input_tokens) or None
     # The guard's own token gate: the same count, bound and compaction as a guarded SDK client. One gate per

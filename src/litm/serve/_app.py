@@ -25,7 +25,6 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 
 import httpx
 from starlette.applications import Starlette
@@ -42,7 +41,7 @@ from litm.serve._config import CONFIG_ENV, GatewayConfig, Upstream, load_config
 from litm.serve._keys import VirtualKey
 from litm.serve._log import access, setup_logging
 from litm.serve._metrics import Metrics
-from litm.serve._recover import release_when_answering
+from litm.serve._recover import Releases, release_when_answering
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body, read_body
 from litm.serve._stream import relay
@@ -100,7 +99,7 @@ def _upstream_headers(request: Request, upstream: Upstream, secret: str, request
     return headers
 
 
-def _settle(rt: Runtime, adm: Admitted, answer: Any) -> tuple[float, tuple[str, int] | None]:
+def _settle(rt: Runtime, adm: Admitted, answer: object) -> tuple[float, tuple[str, int] | None]:
     """Settle from ``answer``'s usage (the spend step's rules), then read the scope with the least left over the
     key's chain: in one worker thread, one hop off the event loop. Returns the settle's seconds and
     ``(scope, micro-dollars left)``, None when the ledger does not say."""
@@ -195,7 +194,7 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
     r = adm.reservation
     metrics = _metrics(request)
 
-    async def settle(usage: Any) -> None:
+    async def settle(usage: object) -> None:
         settling = time.perf_counter()
         try:
             await r.asettle(usage)
@@ -251,7 +250,7 @@ def _release_later(request: Request, key: str) -> None:
     """Release hold ``key`` of a refused request once the ledger answers, beside the requests that follow."""
     rt = _rt(request)
     options = rt.config.ledger
-    pending: dict[asyncio.Task[Any], str] = request.app.state.releasing
+    pending: Releases = request.app.state.releasing
     task = asyncio.create_task(release_when_answering(rt.cap, key, first_wait_s=options.socket_timeout_s,
                                                       give_up_s=max(60.0, options.lease_s)))  # fmt: skip
     pending[task] = key
@@ -373,7 +372,7 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
 
 
-async def _finish_releases(rt: Runtime, pending: dict[asyncio.Task[Any], str]) -> None:
+async def _finish_releases(rt: Runtime, pending: Releases) -> None:
     """At shutdown, one last try for each hold still waiting to be released (instead of its next pause); a hold
     the ledger still does not answer for is charged by its lease, and the log names it."""
     keys = list(pending.values())

@@ -27,9 +27,14 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, TypeVar, get_args
 
 from litm.errors import GatewayConfigError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+D = TypeVar("D", bound="DataclassInstance")
 
 __all__ = [
     "CONFIG_ENV",
@@ -167,7 +172,7 @@ class ModelRoute:
     max_input_tokens: int = 0
     profile: str = ""
     tokenizer: str = ""
-    price: Mapping[str, Any] = field(default_factory=dict)
+    price: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def sent_name(self) -> str:
@@ -176,7 +181,13 @@ class ModelRoute:
 
 @dataclass(frozen=True)
 class GatewayConfig:
-    """The whole configuration; ``path`` is the file it came from (None when built from a mapping)."""
+    """The whole configuration; ``path`` is the file it came from (None when built from a mapping).
+
+    Its sections are attributes: ``server`` (``ServerOptions``: host, port, workers, limits, logging),
+    ``ledger`` (``LedgerOptions``: the spend ledger's URL), ``keys`` (``KeyOptions``: the key store),
+    ``upstreams`` (``Upstream`` by name: base URL, kind, secret) and ``models`` (``ModelRoute`` by the name
+    clients send: upstream, context limit, tokenizer, price). See ``docs/serve.md`` for every option.
+    """
 
     server: ServerOptions
     ledger: LedgerOptions
@@ -189,7 +200,7 @@ class GatewayConfig:
         """The route of a model name clients send, or None."""
         return self.models.get(model)
 
-    def prices(self) -> dict[str, Mapping[str, Any]]:
+    def prices(self) -> dict[str, Mapping[str, object]]:
         """User prices of the configured models, keyed by the name sent upstream (the name a reservation
         is priced by)."""
         return {m.sent_name: m.price for m in self.models.values() if m.price}
@@ -210,7 +221,7 @@ def _env_name(segment: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", segment).upper()
 
 
-def _overlay_env(raw: dict[str, Any], env: Mapping[str, str]) -> None:
+def _overlay_env(raw: dict[str, object], env: Mapping[str, str]) -> None:
     """Write every ``LITM_SERVE__*`` variable into ``raw`` at its path (strings; typed later)."""
     for var in sorted(env):
         if not var.startswith(ENV_PREFIX):
@@ -232,7 +243,7 @@ def _overlay_env(raw: dict[str, Any], env: Mapping[str, str]) -> None:
                 node = child
 
 
-def _typed(where: str, value: Any, kind: Any) -> Any:
+def _typed(where: str, value: object, kind: object) -> object:
     """``value`` as ``kind`` (a str from the environment is parsed; a TOML value must already match)."""
     if kind in ("int", int):
         if isinstance(value, _FromEnv):
@@ -267,11 +278,11 @@ def _typed(where: str, value: Any, kind: Any) -> Any:
     return str(value)
 
 
-def _build(cls: type, where: str, raw: Any, **fixed: Any) -> Any:
+def _build(cls: type[D], where: str, raw: object, **fixed: object) -> D:
     if not isinstance(raw, dict):
         raise GatewayConfigError(f"{where}: expected a table, got {raw!r}")
     known = {f.name: f.type for f in fields(cls) if f.name not in fixed}
-    values: dict[str, Any] = dict(fixed)
+    values: dict[str, object] = dict(fixed)
     for name, value in raw.items():
         if name not in known:
             raise GatewayConfigError(f"unknown option {where}.{name} (expected one of: {', '.join(sorted(known))})")
@@ -285,14 +296,15 @@ def _resolve(base: Path | None, path: str) -> str:
     return str(base / path)
 
 
-def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+def config_from_mapping(raw: Mapping[str, object], *, env: Mapping[str, str] | None = None,
                         path: Path | None = None) -> GatewayConfig:  # fmt: skip
     """A checked :class:`GatewayConfig` from a parsed TOML document, overlaid with ``env`` (default
     ``os.environ``)."""
-    doc: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in raw.items()}
+    doc: dict[str, object] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in raw.items()}
     for table in _TABLES:
-        if isinstance(doc.get(table), dict):
-            doc[table] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in doc[table].items()}
+        rows = doc.get(table)
+        if isinstance(rows, dict):
+            doc[table] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in rows.items()}
     _overlay_env(doc, os.environ if env is None else env)
     unknown = set(doc) - set(_SECTIONS) - set(_TABLES)
     if unknown:
@@ -337,7 +349,7 @@ def config_from_mapping(raw: Mapping[str, Any], *, env: Mapping[str, str] | None
     return GatewayConfig(server, ledger, keys, upstreams, models, path)
 
 
-def _table(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
+def _table(doc: Mapping[str, object], name: str) -> dict[str, object]:
     value = doc.get(name, {})
     if not isinstance(value, dict):
         raise GatewayConfigError(f"{name}: expected a table of tables, got {value!r}")

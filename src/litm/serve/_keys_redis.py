@@ -17,11 +17,13 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from litm.errors import MissingDependencyError, VirtualKeyError
 from litm.serve._keys import DUMMY_DIGEST, KEY_PREFIX, KEY_RE, VirtualKey, check_key_options, digest
+
+T = TypeVar("T")
 
 __all__ = ["RedisKeyStore"]
 
@@ -55,12 +57,11 @@ class RedisKeyStore:
         self._prefix = f"litm:keys:{{{namespace}}}:"
         # One quick retry (a dropped connection), as the ledger's: a store that does not answer is a 503 after
         # about twice the timeout, not after redis-py's default of three retries with seconds of backoff.
-        self._timeouts: dict[str, Any] = {
-            "socket_timeout": socket_timeout_s, "socket_connect_timeout": socket_timeout_s,
-            "retry": redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1),
-        }  # fmt: skip
+        self._timeout_s = socket_timeout_s
+        retry = redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)
         try:
-            self._client: Any = redis.Redis.from_url(url, decode_responses=True, **self._timeouts)
+            self._client: Any = redis.Redis.from_url(url, decode_responses=True, socket_timeout=socket_timeout_s,
+                                                     socket_connect_timeout=socket_timeout_s, retry=retry)
         except ValueError as exc:
             raise VirtualKeyError(f"key store URL cannot be used: {exc}") from None
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
@@ -74,7 +75,7 @@ class RedisKeyStore:
     def _key(self, key_id: str) -> str:
         return f"{self._prefix}key:{key_id}"
 
-    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+    def _call(self, what: str, fn: Callable[..., T], *args: object) -> T:
         try:
             return fn(*args)
         except self._errors as exc:
@@ -180,9 +181,10 @@ class RedisKeyStore:
             import redis.asyncio.retry
             import redis.backoff
 
-            options = {**self._timeouts,
-                       "retry": redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)}
-            self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True, **options)
+            retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)
+            self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True, retry=retry,
+                                                         socket_timeout=self._timeout_s,
+                                                         socket_connect_timeout=self._timeout_s)
             self._aloop = loop
         return self._aclient
 

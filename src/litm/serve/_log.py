@@ -17,7 +17,6 @@ import json
 import logging
 import sys
 import time
-from typing import Any
 
 __all__ = ["JsonFormatter", "access", "setup_logging", "uvicorn_log_config"]
 
@@ -28,7 +27,7 @@ class JsonFormatter(logging.Formatter):
     """A record as one JSON line: level, logger, time (UTC ISO 8601), message and the record's ``fields``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "level": record.levelname.lower(),
             "logger": record.name,
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
@@ -40,7 +39,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
-def uvicorn_log_config(level: str) -> dict[str, Any]:
+def uvicorn_log_config(level: str) -> dict[str, object]:
     """uvicorn's own records (start, stop, worker supervision, errors) as the same JSON lines."""
     handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
     quiet = {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
@@ -62,6 +61,6 @@ def setup_logging(level: str = "info") -> None:
     root.propagate = False
 
 
-def access(**fields: Any) -> None:
+def access(**fields: object) -> None:
     """Write one access line (``fields``: request id, method, path, status, model, key id, amounts, ms)."""
     log.info("request", extra={"fields": fields})

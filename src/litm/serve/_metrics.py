@@ -16,7 +16,6 @@ True
 from __future__ import annotations
 
 import os
-from typing import Any
 
 __all__ = ["Metrics"]
 
@@ -79,5 +78,4 @@ class Metrics:
 def content_type() -> str:
     from prometheus_client import CONTENT_TYPE_LATEST
 
-    value: Any = CONTENT_TYPE_LATEST
-    return str(value)
+    return str(CONTENT_TYPE_LATEST)

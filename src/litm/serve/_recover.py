@@ -26,14 +26,17 @@ import time
 
 from litm.errors import LedgerUnavailableError
 from litm.spend import SpendCap
-from litm.spend.ledger import Settlement
+from litm.spend._ledger import Settlement
 
-__all__ = ["release_when_answering"]
+__all__ = ["Releases", "release_when_answering"]
 
 log = logging.getLogger("litm.serve")
 
 #: The longest pause between two tries.
 MAX_PAUSE_S = 10.0
+
+#: The releases running in the background, each task with the hold key it releases.
+Releases = dict[asyncio.Task[Settlement | None], str]
 
 
 async def release_when_answering(

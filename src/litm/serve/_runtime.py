@@ -8,11 +8,12 @@ secret refuses to start (:class:`~litm.errors.GatewayConfigError`) instead of re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from litm.budget import TokenGate, max_input_tokens_from
+from litm.budget import TokenGate
+from litm.budget._limits import max_input_tokens_from
 from litm.errors import GatewayConfigError, LitmError, SpendRequestError
-from litm.models.tokenizers import EstimateTokenizer, Tokenizer
+from litm.models.tokenizers import Tokenizer
+from litm.models.tokenizers._estimate import EstimateTokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
 from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
@@ -78,12 +79,10 @@ def open_ledger_of(config: GatewayConfig) -> Ledger:
     options = config.ledger
     if "://" in options.url:  # a redis:// (rediss://, unix://) URL, or a mistyped one that open_ledger refuses
         if options.url.startswith(("redis://", "rediss://", "unix://")):
-            from litm.spend import RedisLedger
+            # The class's own module: litm.spend hands RedisLedger out lazily (the optional redis client), untyped.
+            from litm.spend._ledger.redis import RedisLedger
 
-            redis_ledger: Any = RedisLedger  # loaded on demand by litm.spend (the optional redis client)
-            ledger: Ledger = redis_ledger(options.url, namespace=options.namespace,
-                                          socket_timeout_s=options.socket_timeout_s)  # fmt: skip
-            return ledger
+            return RedisLedger(options.url, namespace=options.namespace, socket_timeout_s=options.socket_timeout_s)
         return open_ledger(options.url, namespace=options.namespace)
     try:
         return SQLiteLedger(options.url, synchronous=options.synchronous)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from starlette.requests import Request
 
@@ -52,13 +52,13 @@ class Refusal(Exception):
     status: int
     code: str
     message: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"{self.status} {self.code}: {self.message}"
 
 
-def error_body(family: Family, refusal: Refusal) -> dict[str, Any]:
+def error_body(family: Family, refusal: Refusal) -> dict[str, object]:
     """The JSON body of ``refusal`` in the family's own error shape."""
     openai_type, anthropic_type = _TYPES.get(refusal.status, ("invalid_request_error", "invalid_request_error"))
     if family == "anthropic":
@@ -69,7 +69,7 @@ def error_body(family: Family, refusal: Refusal) -> dict[str, Any]:
                       **refusal.extra}}  # fmt: skip
 
 
-def models_body(family: Family, names: Iterable[str]) -> dict[str, Any]:
+def models_body(family: Family, names: Iterable[str]) -> dict[str, object]:
     """``GET /v1/models`` in the family's shape: the models the key may call."""
     names = sorted(names)
     if family == "anthropic":

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import anyio
 import httpx
@@ -34,10 +33,10 @@ class _Event:
     """Attribute access to a parsed event, as :class:`StreamUsage` reads SDK objects; ``usage`` blocks stay
     dicts, which :func:`litm.spend.usage_from` prices."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, object]) -> None:
         self._data = data
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         value = self._data.get(name)
         return _Event(value) if isinstance(value, dict) and name != "usage" else value
 
@@ -56,7 +55,7 @@ def _parsed(lines: list[str]) -> _Event | None:
 async def relay(
     response: httpx.Response,
     tally: StreamUsage,
-    settle: Callable[[Any], Awaitable[None]],
+    settle: Callable[[object], Awaitable[None]],
     charge: Callable[[str], Awaitable[None]],
     done: Callable[[str], None],
 ) -> AsyncIterator[bytes]:
