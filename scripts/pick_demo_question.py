@@ -39,7 +39,8 @@ from litm.bench._runner import continuations
 from litm.cli.demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
 from litm.models import LocalModel, load_model
 from litm.placement import DEFAULT_STRATEGY, PositionProfile
-from litm.rag import DEFAULT_MODEL, Answer, Pipeline
+from litm.rag import Answer, Pipeline
+from litm.rag._defaults import DEFAULT_MODEL
 from litm.retrieve import Hit
 
 DATA = Path("src/litm/data")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litm.placement import Doc, place
-from litm.rag.attribution import content_tokens, ground
+from litm.rag._attribution import content_tokens, ground
 
 
 def _plan(*texts: str, starts: tuple[int, ...] = ()) -> object:

@@ -26,7 +26,8 @@ from litm.errors import (
 from litm.models import load_model
 from litm.placement import PositionProfile
 from litm.prompt import PromptBuilder, Wording
-from litm.rag import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_STRATEGY, Pipeline
+from litm.rag import Pipeline
+from litm.rag._defaults import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_STRATEGY
 from litm.retrieve import BM25, Index, build_index
 from litm.spend import price_completion
 from litm.tokens import get_tokenizer

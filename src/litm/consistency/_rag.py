@@ -9,7 +9,8 @@ from litm.consistency._psc import psc
 from litm.consistency._result import PscAnswer
 from litm.errors import UnsupportedTypeError
 from litm.eval._scoring import first_line
-from litm.rag import BASE_MODEL_STOP, Pipeline
+from litm.rag import Pipeline
+from litm.rag._defaults import BASE_MODEL_STOP
 
 __all__ = ["ask", "uncited"]
 
@@ -45,7 +46,7 @@ def ask(
     ``calls`` is checked before anything is retrieved.
 
     Example:
-        >>> from litm.rag import BASE_MODEL_STOP, Pipeline
+        >>> from litm.rag import Pipeline
         >>> out = ask(Pipeline.from_index("idx"), "When did the tower open?", calls=3)  # doctest: +SKIP
         >>> out.answer, out.votes, out.n_calls                                          # doctest: +SKIP
         ('1889', {'1889': 3}, 3)

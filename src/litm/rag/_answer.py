@@ -4,7 +4,7 @@ Two kinds of :class:`Reference`, never mixed up:
 
 * ``citation``: a document the model cited as ``[id]`` in its answer, mapped back through the prompt's
   anchors (:meth:`litm.Prompt.citations`). Chat models asked to cite write these.
-* ``attribution``: litm's own grounding (:mod:`litm.rag.attribution`): a placed document that contains the
+* ``attribution``: litm's own grounding (:mod:`litm.rag._attribution`): a placed document that contains the
   answer's text, or a sentence that holds most of its content words (``score`` says how much). A base model
   writes no citations, so this is how its answer is traced to a source; it says where the answer's support
   is, not what the model read.
@@ -31,16 +31,17 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from litm.budget import FitResult
 from litm.compress import Compressed
 from litm.models import Completion, Model
-from litm.placement import Doc, PlacementPlan, SlotInfo
+from litm.placement import Doc, PlacementPlan
+from litm.placement._plan import SlotInfo
 from litm.prompt import Prompt
-from litm.rag.attribution import Grounding
+from litm.rag._attribution import Grounding
 from litm.retrieve import Hit
-from litm.spend import format_usd
+from litm.spend._money import format_usd
 
 __all__ = ["Answer", "Prepared", "Reference", "ReferenceKind", "Reply", "bracketed_only", "read_reply"]
 
@@ -97,7 +98,7 @@ class Reference:
         at = f" [{self.start}:{self.end}]" if self.start is not None and self.end is not None else ""
         return f"{self.source or self.id}{at}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "kind": self.kind, "id": self.id, "slot": self.slot, "rank": self.rank, "source": self.source,
             "title": self.title, "start": self.start, "end": self.end,
@@ -208,7 +209,7 @@ class Answer:
         """The model's citations when it wrote any, else litm's attribution."""
         return self.citations or self.attribution
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready summary: answer, references, plan, tokens, cost, timings (not the prompt text)."""
         fit = self.fit
         return {
@@ -244,7 +245,7 @@ class Answer:
         }
 
 
-def _hit(hit: Hit) -> dict[str, Any]:
+def _hit(hit: Hit) -> dict[str, object]:
     return {
         "rank": hit.rank,
         "id": hit.chunk.id,

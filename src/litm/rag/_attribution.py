@@ -41,10 +41,10 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
 
 from litm.compress import original_offset
-from litm.placement import PlacementPlan, SlotInfo
+from litm.placement import PlacementPlan
+from litm.placement._plan import SlotInfo
 from litm.util._sentences import sentence_spans
 
 __all__ = ["MIN_CHARS", "MIN_SCORE", "Grounding", "content_tokens", "ground"]
@@ -73,7 +73,7 @@ class Grounding:
     source_end: int | None = None
     score: float = 1.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id, "slot": self.slot, "rank": self.rank, "start": self.start, "end": self.end,
             "source_start": self.source_start, "source_end": self.source_end, "score": self.score,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.placement import PositionProfile, Strategy, place
@@ -121,7 +120,7 @@ class RankChart:
         lo, hi = self.intervals[slot - 1]
         return f"{value} [{lo:.2f}, {hi:.2f}]"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "n": self.n, "strategy": self.strategy, "profile": self.profile, "measured": self.measured,
             "label": self.label, "source": self.source,

@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, UnsupportedTypeError
-from litm.models import Model, parse_spec
+from litm.models import Model
+from litm.models._spec import parse_spec
 from litm.placement import PositionProfile
-from litm.rag.defaults import DEFAULT_RETRIEVER
-from litm.retrieve import Index, Retriever, make_retriever
+from litm.rag._defaults import DEFAULT_RETRIEVER
+from litm.retrieve import Index, Retriever
+from litm.retrieve._retrievers import make_retriever
 
 __all__ = ["IndexSource", "model_spec", "positive", "profile_of", "retriever_of", "stops"]
 
@@ -36,7 +37,7 @@ class IndexSource:
     rerank: str | None
     backend: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"index": self.path, "kind": self.kind, "rerank": self.rerank, "backend": self.backend}
 
 

@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from litm.placement import DEFAULT_STRATEGY
+from litm.placement._registry import DEFAULT_STRATEGY
 
 __all__ = ["BASE_MODEL_STOP", "DEFAULT_ANSWER_TOKENS", "DEFAULT_K", "DEFAULT_MODEL", "DEFAULT_RETRIEVER",
            "DEFAULT_STRATEGY"]  # fmt: skip

@@ -5,7 +5,7 @@
 by the model's own tokenizer), places them by the strategy (the profile's measured slot accuracy in the
 plan) and builds the anchored prompt with the builder (:mod:`litm.prompt`); the model answers
 (:mod:`litm.models`); the answer is mapped back to documents, by the model's ``[id]`` citations and by
-litm's attribution (:mod:`litm.rag.attribution`); the call is priced by :mod:`litm.spend` when its price is
+litm's attribution (:mod:`litm.rag._attribution`); the call is priced by :mod:`litm.spend` when its price is
 known. Each stage is timed.
 
 The constructor validates every argument, Haystack-style, so a wrong type or value fails when the pipeline
@@ -35,17 +35,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litm.budget import FitResult, fit, max_input_tokens_from
-from litm.compress import SCORERS, Scorer, compress, get_scorer, parse_target
+from litm.budget import FitResult, fit
+from litm.budget._limits import max_input_tokens_from
+from litm.compress import Scorer, compress
+from litm.compress._compress import parse_target
+from litm.compress._scorers import SCORERS, get_scorer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, PromptError, RetrievalError, UnsupportedTypeError
-from litm.models import AnthropicModel, Model, load_model
-from litm.placement import PositionProfile, Strategy, get_strategy
+from litm.models import Model, load_model
+from litm.models._anthropic_backend import AnthropicModel
+from litm.placement import PositionProfile, Strategy
+from litm.placement._registry import get_strategy
 from litm.prompt import PromptBuilder
-from litm.rag.answer import Answer, Prepared, Reference, read_reply
-from litm.rag.attribution import ground
-from litm.rag.checks import IndexSource, model_spec, positive, profile_of, retriever_of, stops
-from litm.rag.cost import price
-from litm.rag.defaults import (
+from litm.rag._answer import Answer, Prepared, Reference, read_reply
+from litm.rag._attribution import ground
+from litm.rag._checks import IndexSource, model_spec, positive, profile_of, retriever_of, stops
+from litm.rag._cost import price
+from litm.rag._defaults import (
     BASE_MODEL_STOP,
     DEFAULT_ANSWER_TOKENS,
     DEFAULT_K,
@@ -53,7 +58,9 @@ from litm.rag.defaults import (
     DEFAULT_RETRIEVER,
     DEFAULT_STRATEGY,
 )
-from litm.retrieve import RETRIEVERS, Hit, Index, Retriever, docs, index_of, make_retriever
+from litm.retrieve import Hit, Index, Retriever
+from litm.retrieve._hits import docs
+from litm.retrieve._retrievers import RETRIEVERS, index_of, make_retriever
 
 __all__ = ["PIPELINE_FORMAT_VERSION", "Pipeline"]
 
@@ -86,7 +93,7 @@ class Pipeline:
     blank line or the prompt's question label on a new line, for a chat model none). A base model's answer
     is the first non-empty line it writes (the benchmark's rule); a chat model's is its whole reply, and a chat
     model is asked for the answer before the cited ids (:meth:`~litm.prompt.PromptBuilder.for_chat`); a reply
-    of citations alone is not taken as the answer (:func:`~litm.rag.answer.read_reply`). ``compress``: a
+    of citations alone is not taken as the answer (:func:`~litm.rag._answer.read_reply`). ``compress``: a
     goal for question-aware compression of the retrieved chunks before the gate (``"4x"`` keeps a quarter of
     their tokens, ``600`` keeps 600 tokens, in the model's own tokenizer; :func:`litm.compress.compress`
     with ``compress_scorer``, default ``"embed"``); with it the gate also compresses rather than drops.
