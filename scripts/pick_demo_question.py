@@ -6,7 +6,7 @@ correctly and rank order is not shows the effect; on average the effect is small
 +0.027 [+0.004, +0.049]), so the demo says it chose the question, prints how often each outcome occurred in
 this scan, and prints the average gain beside it.
 
-The scan uses exactly the demo's settings (`litm.cli.demo`: corpus, index, pipeline, budget, thread count,
+The scan uses exactly the demo's settings (`litm.probe._demo`: corpus, index, pipeline, budget, thread count,
 the benchmark's scoring rule), walks the demo corpus's own questions in order, skips those whose gold
 passage BM25 does not retrieve in the top k, and stops after `--scan` questions. It writes every row to
 docs/results/demo-question/scan.jsonl (with the machine load) and the choice, the first question in scan
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench._runner import continuations
-from litm.cli.demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
+from litm.probe._demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
 from litm.models import LocalModel, load_model
 from litm.placement import DEFAULT_STRATEGY, PositionProfile
 from litm.rag import Answer, Pipeline

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from litm.cli._demo import DEMO_THREADS, demo_rows
+from litm.probe._demo import DEMO_THREADS, demo_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

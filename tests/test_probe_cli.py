@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from litm.cli import app
+from litm.cli import app, main
 from litm.models import register_backend, unregister_backend
 from litm.probe._testing import DeadZoneModel
 
@@ -46,11 +46,21 @@ def test_probe_writes_results_profile_plots_and_report(tmp_path: Path) -> None:
     assert profile["format"] == "litm-position-profile" and profile["model"] == "m"
 
 
-def test_existing_results_need_resume_or_fresh(tmp_path: Path) -> None:
+def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``litm probe ARGS`` through the console entry point (the one-line error and exit 2 of a LitmError)."""
+    monkeypatch.setattr(sys, "argv", ["litm", "probe", *args])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    return int(stopped.value.code or 0), capsys.readouterr().err
+
+
+def test_existing_results_need_resume_or_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = str(tmp_path / "run")
     assert invoke("--model", "probefake:m", *GRID, "--out", out).exit_code == 0
-    again = runner.invoke(app, ["probe", "--model", "probefake:m", *GRID, "--out", out])
-    assert again.exit_code == 2 and "--resume" in again.output
+    code, err = run_main(monkeypatch, capsys, "--model", "probefake:m", *GRID, "--out", out)
+    assert code == 2 and "--resume" in err and len(err.strip().splitlines()) == 1
     resumed = invoke("--model", "probefake:m", *GRID, "--out", out, "--resume")
     assert resumed.exit_code == 0 and "0 new rows (28 already done)" in resumed.output
     fresh = invoke("--model", "probefake:m", *GRID, "--out", out, "--fresh")
@@ -119,3 +129,57 @@ def test_bad_options_exit_2_with_one_line(args: list[str], message: str, tmp_pat
     assert proc.returncode == 2
     assert message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_config_file_drives_the_run_and_flags_override_it(tmp_path: Path) -> None:
+    # The keys are the Python API's names (ProbeConfig's fields, the run's options), not the flags.
+    config = tmp_path / "probe.toml"
+    config.write_text(
+        'model = "probefake:m"\nlengths = [256, 512]\ndepths = "0,0.5,1"\ntrials = 3\ntasks = ["needle"]\n'
+        f'progress = false\nplots = false\ntarget_half_width = 0.2\nout = "{(tmp_path / "run").as_posix()}"\n'
+    )
+    res = invoke("--config", str(config), "--trials", "2")
+    assert res.exit_code == 0, res.output
+    settings = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert settings["lengths"] == [256, 512] and settings["depths"] == [0.0, 0.5, 1.0]
+    assert settings["trials"] == 2, "the flag overrides the file"
+    assert settings["target_half_width"] == 0.2
+    assert not list((tmp_path / "run").glob("*.png")), "plots = false came from the file"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("trails = 4", "unknown key 'trails'"),
+        ('trials = "ten"', "trials must be an integer, got 'ten'"),
+        ("trials = 0", "trials must be at least 1"),
+        ('order = "random"', "order must be one of prefix, grid"),
+        ("lengths = [256, true]", "lengths must be a list of integers or a string"),
+        ("model = ", "is not valid TOML"),
+    ],
+)
+def test_a_bad_config_file_is_one_typed_line(
+    text: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "probe.toml"
+    config.write_text(text + "\n")
+    code, err = run_main(monkeypatch, capsys, "--config", str(config), "--model", "probefake:m", "--dry-run",
+                         "--out", str(tmp_path / "out"))  # fmt: skip
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_config_error_is_typed() -> None:
+    from litm import CommandConfigError, InvalidOptionError, LitmError
+
+    assert issubclass(CommandConfigError, InvalidOptionError) and issubclass(CommandConfigError, ValueError)
+    assert issubclass(CommandConfigError, LitmError)
+
+
+def test_help_groups_the_options() -> None:
+    res = invoke("--help")
+    assert res.exit_code == 0
+    sections = [line for line in res.output.splitlines() if line and not line.startswith(" ")]
+    for panel in ("Configuration file:", "Model:", "Grid:", "Tasks and prompts:", "Adaptive stopping:", "Run:",
+                  "Output:", "Commands:"):  # fmt: skip
+        assert panel in sections, (panel, sections)

@@ -191,7 +191,7 @@ def test_builder_and_render_documents_write_the_same_blocks() -> None:
 
 def test_demo_renders_through_the_one_renderer(tmp_path: Path) -> None:
     # The demo asks through litm.rag.Pipeline, whose prompt is the builder's: the one renderer's blocks.
-    from litm.cli import _demo as demo
+    from litm.probe import _demo as demo
     from litm.models import load_model
     from litm.placement import PositionProfile
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.cli._chart import bundled_profile
+from litm.probe._chart import bundled_profile
 from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.placement import PositionProfile
 from litm.rag import rank_chart

@@ -19,6 +19,12 @@ class InvalidOptionError(LitmError, ValueError):
     """
 
 
+class CommandConfigError(InvalidOptionError):
+    """A command's ``--config`` file (``litm probe --config probe.toml``) cannot be used: it is not readable
+    TOML, or it has a key the command does not take or a value of the wrong type. The message names the
+    file and the key."""
+
+
 class InvalidOptionTypeError(InvalidOptionError, TypeError):
     """An option has the wrong type (``min_docs="3"``, ``profile=[0.9, 0.5]``).
 

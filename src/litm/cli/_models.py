@@ -7,11 +7,8 @@ Every command takes the same ``--model SPEC`` strings as Python (``local``, ``lo
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -19,21 +16,13 @@ from litm.cli import app
 from litm.cli._input import read_stdin
 from litm.errors import InputFormatError
 from litm.models import Model, load_model
-from litm.models._embedded import EMBEDDED, cache_dir
-from litm.models._spec import backends
+from litm.models._listing import models_info
 from litm.prompt.messages import Message
 from litm.util._records import decode_text, parse_json
 
 _MODEL_HELP = (
     "Model spec: local, local:smollm2, local:PATH.gguf, openai:MODEL, openai-compatible:URL@MODEL, anthropic:MODEL."
 )
-_REMOTE = (
-    ("openai", "openai:MODEL", "openai", "OPENAI_API_KEY"),
-    ("openai-compatible", "openai-compatible:http://HOST:PORT/v1@MODEL", "openai", None),
-    ("anthropic", "anthropic:MODEL", "anthropic", "ANTHROPIC_API_KEY"),
-)
-
-
 def _read_text(path: Path | None) -> str:
     if path is None or str(path) == "-":
         return read_stdin()
@@ -41,41 +30,6 @@ def _read_text(path: Path | None) -> str:
         return decode_text(path.read_bytes(), source=str(path))
     except OSError as exc:
         raise InputFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def _models_info() -> dict[str, Any]:
-    embedded = []
-    for model in EMBEDDED.values():
-        available, where = model.status()
-        embedded.append(
-            {
-                "spec": model.spec,
-                "alias": model.alias,
-                "available": available,
-                "where": where,
-                "description": model.description,
-            }
-        )
-    remote = []
-    for scheme, form, package, key_var in _REMOTE:
-        installed = importlib.util.find_spec(package) is not None
-        remote.append(
-            {
-                "scheme": scheme,
-                "spec": form,
-                "sdk_installed": installed,
-                "key_variable": key_var,
-                "key_set": bool(key_var and os.environ.get(key_var)),
-            }
-        )
-    builtin = {"local", *(r[0] for r in _REMOTE)}
-    return {
-        "cache_dir": str(cache_dir()),
-        "embedded": embedded,
-        "local_files": "local:/path/model.gguf",
-        "remote": remote,
-        "plugins": [s for s in backends() if s not in builtin],
-    }
 
 
 @app.command("models")
@@ -86,7 +40,7 @@ def models_cmd(
 
     Example: litm models --json
     """
-    info = _models_info()
+    info = models_info()
     if json_out:
         typer.echo(json.dumps(info, indent=2))
         return
@@ -98,18 +52,19 @@ def models_cmd(
         typer.echo(f"  {'':<{width}} {'':<10} {row['description']}")
     typer.echo(f"Any GGUF file:  {info['local_files']}")
     typer.echo("Remote backends (nothing is sent until a prompt is):")
-    for row in info["remote"]:
-        sdk = "SDK installed" if row["sdk_installed"] else f"needs pip install 'litm[{row['scheme'].split('-')[0]}]'"
-        if row["key_variable"]:
-            key = f"{row['key_variable']} {'set' if row['key_set'] else 'not set'}"
+    for remote in info["remote"]:
+        scheme = remote["scheme"].split("-")[0]
+        sdk = "SDK installed" if remote["sdk_installed"] else f"needs pip install 'litm[{scheme}]'"
+        if remote["key_variable"]:
+            key = f"{remote['key_variable']} {'set' if remote['key_set'] else 'not set'}"
         else:
             key = "key optional (OPENAI_API_KEY, else a placeholder)"
-        typer.echo(f"  {row['spec']:<44} {sdk}; {key}")
+        typer.echo(f"  {remote['spec']:<44} {sdk}; {key}")
     if info["plugins"]:
         typer.echo(f"Plugin backends: {', '.join(info['plugins'])}")
 
 
-def _ask_prompt(model: Model, question: str, system: str | None, raw: bool) -> tuple[Any, list[str]]:
+def _ask_prompt(model: Model, question: str, system: str | None, raw: bool) -> tuple[str | list[Message], list[str]]:
     """What ``litm ask`` sends: chat messages when the model has a chat template, else a completion prompt."""
     if raw:
         return question, []
