@@ -19,7 +19,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from litm.cli import app
-from litm.consistency import DEFAULT_BUILDER, MAX_CALLS, PscAnswer, ask, permutations, psc, uncited, vote
+from litm.consistency import PscAnswer, ask, psc, vote
+from litm.consistency._permute import MAX_CALLS, permutations
+from litm.consistency._psc import DEFAULT_BUILDER
+from litm.consistency._rag import uncited
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, LitmError, PromptError, UnsupportedTypeError
 from litm.eval._scoring import normalize
 from litm.models import LocalModel, load_model

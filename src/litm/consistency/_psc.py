@@ -1,7 +1,7 @@
 """Permutation self-consistency (Tang et al. 2023, arXiv 2310.07712): ask with the context shuffled, then vote.
 
-:func:`psc` builds one prompt per document order (:func:`~litm.consistency.permutations`, call 0 in the order
-given) with the same :class:`~litm.prompt.PromptBuilder`, so the orders are the only difference; sends them with
+:func:`psc` builds one prompt per document order (:func:`~litm.consistency._permute.permutations`, call 0 in the
+order given) with the same :class:`~litm.prompt.PromptBuilder`, so the orders are the only difference; sends them with
 :func:`litm.models.complete_many`, which runs a remote model's calls concurrently (at most ``concurrency`` at
 once, default the model's own) and an in-process llama.cpp model's one after another; reads each reply's first
 line as its answer and aggregates by normalised majority (:func:`~litm.consistency.vote`).
@@ -16,15 +16,15 @@ call to call, so ``m`` calls cost close to ``m`` times one prompt.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from litm.consistency._permute import DEFAULT_CALLS, check_calls, permutations
 from litm.consistency._result import PscAnswer, PscCall
 from litm.consistency._vote import vote
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, UnsupportedTypeError
 from litm.eval._scoring import first_line, normalize
-from litm.models import Model, PromptLike, complete_many
-from litm.placement import to_docs
+from litm.models import Model, complete_many
+from litm.models._base import PromptLike
+from litm.placement._documents import to_docs
 from litm.prompt import AnchorOptions, Prompt, PromptBuilder
 
 __all__ = ["DEFAULT_BUILDER", "psc"]
@@ -35,7 +35,7 @@ DEFAULT_BUILDER = PromptBuilder(anchors=AnchorOptions(style="liu", recap=False))
 
 
 def psc(
-    docs: Sequence[Any],
+    docs: Sequence[object],
     question: str,
     model: Model,
     *,
@@ -53,10 +53,10 @@ def psc(
     and return the majority answer (see the module docstring).
 
     ``docs`` are anything :func:`litm.place` reads (strings, dicts, :class:`~litm.placement.Doc`, framework
-    documents), in the order call 0 uses (``keep_first``); ``builder`` renders every call (default
-    :data:`DEFAULT_BUILDER`); ``as_input`` turns a built prompt into what the model is sent (default the
-    :class:`~litm.prompt.Prompt` itself, which each model renders natively; the benchmark sends its text as one
-    chat turn); ``answer_of`` reads the answer out of a reply (default its first line). Decoding is greedy;
+    documents), in the order call 0 uses (``keep_first``); ``builder`` renders every call (default Liu et al.'s
+    format, as the benchmark's ``plain`` arm); ``as_input`` turns a built prompt into what the model is sent
+    (default the :class:`~litm.prompt.Prompt` itself, which each model renders natively; the benchmark sends its
+    text as one chat turn); ``answer_of`` reads the answer out of a reply (default its first line). Decoding is greedy;
     ``max_tokens`` and ``stop`` go to every call. Bad input raises a typed error
     before any call: :class:`~litm.errors.InvalidOptionError` for ``calls`` outside 1..32 or no documents,
     :class:`~litm.errors.InvalidOptionTypeError` for a wrong type, :class:`~litm.errors.PromptError` for an

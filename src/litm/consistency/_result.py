@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from litm.consistency._vote import Vote
 from litm.models import Completion
@@ -25,7 +24,7 @@ class PscCall:
     completion: Completion
     prompt: Prompt = field(repr=False, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready, the completion's usage included."""
         return {
             "order": list(self.order),
@@ -93,7 +92,7 @@ class PscAnswer:
         """Each call's document order."""
         return tuple(c.order for c in self.calls)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready: the answer, the vote, the cost and every call."""
         return {
             "answer": self.answer,
