@@ -27,7 +27,9 @@ from typing import Any
 
 from litm.bench._design import build_prompt
 from litm.bench._sources import load_bench_items
-from litm.compress import EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, TargetCounter, compress
+from litm.compress import ScoreCache, Scorer, compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer
 from litm.models import load_model
 from litm.placement._documents import Doc
 from litm.spend import PriceTable

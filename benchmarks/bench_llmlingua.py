@@ -90,7 +90,7 @@ def slot_major(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def export(out: Path, questions: int) -> None:
     """Step 1 (project venv): items.jsonl, one row per question and gold slot, with the 4x token target."""
     from litm.bench._sources import load_bench_items
-    from litm.compress import TargetCounter
+    from litm.compress._compress import TargetCounter
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")
     items, _ = load_bench_items("nq", questions=questions, k=K)
@@ -190,7 +190,9 @@ def run_llmlingua(out: Path, gguf: Path, hf_dir: Path, threads: int) -> None:
 
 def run_litm(out: Path, methods: list[str]) -> None:
     """Step 4a (project venv): litm.jsonl, litm's compressed documents of every item for each method."""
-    from litm.compress import EmbedScorer, LMScorer, ScoreCache, TargetCounter, compress
+    from litm.compress import ScoreCache, compress
+    from litm.compress._compress import TargetCounter
+    from litm.compress._scorers import EmbedScorer, LMScorer
     from litm.models import load_model
     from litm.placement._documents import Doc
 
@@ -231,7 +233,7 @@ def run_litm(out: Path, methods: list[str]) -> None:
 def score(out: Path) -> None:
     """Step 4b (project venv): summary.json and summary.md from the items and both methods' outputs."""
     from litm.bench._data import contains_answer
-    from litm.compress import TargetCounter
+    from litm.compress._compress import TargetCounter
 
     counter = TargetCounter.of("local:qwen2.5-coder-0.5b")
     items = {r["key"]: r for r in read_jsonl(out / "items.jsonl")}

@@ -26,7 +26,9 @@ from typing import Any
 
 from litm.bench._data import contains_answer
 from litm.bench._sources import load_bench_items
-from litm.compress import ScoreCache, TargetCounter, compress, get_scorer
+from litm.compress import CompressOptions, ScoreCache, compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import get_scorer
 from litm.placement._documents import Doc
 
 #: name -> compress() options. ``drop`` is the baseline; the rest choose sentences.
@@ -76,7 +78,10 @@ def main() -> None:
                     ranked = item.ranked(s, args.k)
                     docs = [Doc(text=p.text, id=f"p{i}", title=p.title) for i, p in enumerate(ranked)]
                     gold_id = f"p{s - 1}"
-                    out = compress(docs, item.question, tokenizer=counter, ratio=ratio, scorer=scorers[name], **opts)
+                    out = compress(
+                        docs, item.question, tokenizer=counter, ratio=ratio, scorer=scorers[name],
+                        options=CompressOptions(**opts),
+                    )  # fmt: skip
                     text = " ".join(d.text for d in out.kept_docs)
                     gold = next(c for c in out.docs if c.original.id == gold_id)
                     rows.append(

@@ -15,19 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import litm
-from litm.compress import (
-    CompressionError,
-    Compressor,
-    EmbedScorer,
-    RetrieverScorer,
-    ScoreCache,
-    TargetCounter,
-    compress,
-    rank_budgets,
-    rare_terms,
-    select,
+from litm.compress import CompressionError, CompressOptions, Compressor, ScoreCache, compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import EmbedScorer, RetrieverScorer
+from litm.compress._select import rank_budgets, select
+from litm.compress._terms import rare_terms
+from litm.errors import (
+    InvalidDocumentError,
+    InvalidOptionError,
+    InvalidOptionTypeError,
+    LitmError,
+    LogprobsUnavailableError,
+    UnknownStrategyError,
 )
-from litm.errors import InvalidDocumentError, InvalidOptionError, LitmError, LogprobsUnavailableError
 from litm.models import load_model
 from litm.placement._documents import Doc
 from litm.retrieve._embedder import MiniLM
@@ -115,7 +115,9 @@ def test_nothing_is_cut_when_everything_fits(gpt4o: TargetCounter) -> None:
 
 
 def test_document_unit_drops_whole_documents_by_rank(gpt4o: TargetCounter) -> None:
-    out = compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=2, scorer="retriever", unit="document")
+    out = compress(
+        TOWER, QUESTION, tokenizer=gpt4o, ratio=2, scorer="retriever", options=CompressOptions(unit="document")
+    )
     assert all(c.doc.text == c.original.text for c in out.kept)
     # Retriever order as given: the first documents survive, the last are dropped whole.
     assert out.kept[0].original.id == "tower"
@@ -126,7 +128,10 @@ def test_document_unit_drops_whole_documents_by_rank(gpt4o: TargetCounter) -> No
 def test_reorder_places_kept_documents_by_score(gpt4o: TargetCounter) -> None:
     docs = [Doc(text=f"Fact number {i} is here. Another sentence {i}.", id=f"d{i}", score=float(10 - i))
             for i in range(6)]  # fmt: skip
-    out = compress(docs, "Which fact?", tokenizer=gpt4o, target=10_000, scorer="retriever", reorder="edges")
+    out = compress(
+        docs, "Which fact?", tokenizer=gpt4o, target=10_000, scorer="retriever",
+        options=CompressOptions(reorder="edges"),
+    )  # fmt: skip
     # edges: best first, second best last.
     assert [c.original.id for c in out.kept] == ["d0", "d2", "d4", "d5", "d3", "d1"]
 
@@ -157,7 +162,16 @@ def test_bad_input_is_a_typed_one_line_error(gpt4o: TargetCounter) -> None:
         (lambda: compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=float("nan")), InvalidOptionError, "ratio"),
         (lambda: compress(TOWER, QUESTION, tokenizer=gpt4o, target=True), InvalidOptionError, "target"),
         (lambda: compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=2, scorer="bm25"), InvalidOptionError, "scorer"),
-        (lambda: compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=2, unit="token"), InvalidOptionError, "unit"),
+        (lambda: CompressOptions(unit="token"), InvalidOptionError, "unit"),
+        (lambda: CompressOptions(protect="words"), InvalidOptionError, "protect"),
+        (lambda: CompressOptions(coarse_factor=0.5), InvalidOptionError, "coarse_factor"),
+        (lambda: CompressOptions(rank_weight=1.0), InvalidOptionError, "rank_weight"),
+        (lambda: CompressOptions(rank_weight=float("inf")), InvalidOptionTypeError, "rank_weight"),
+        (lambda: CompressOptions(coarse="yes"), InvalidOptionTypeError, "coarse"),  # type: ignore[arg-type]
+        (lambda: CompressOptions(reorder=3), InvalidOptionTypeError, "reorder"),  # type: ignore[arg-type]
+        (lambda: CompressOptions(reorder="sideways"), UnknownStrategyError, "sideways"),
+        (lambda: compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=2, options={"unit": "document"}),  # type: ignore[arg-type]
+         InvalidOptionTypeError, "CompressOptions"),
         (lambda: compress("a text", QUESTION, tokenizer=gpt4o, ratio=2), InvalidOptionError, "sequence"),
         (lambda: compress([{"text": 5, "id": "x"}], QUESTION, tokenizer=gpt4o, ratio=2), InvalidDocumentError,
          "text"),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from litm.compress import CompressionError, compress_records
+from litm.compress import CompressionError
+from litm.compress._records import compress_records
 
 RECORDS = [
     {"question": "When did the Eiffel Tower open?", "documents": [

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from litm.compress import EmbedScorer, TargetCounter, compress, rank_budgets, select
+from litm.compress import compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import EmbedScorer
+from litm.compress._select import rank_budgets, select
 from litm.placement._documents import Doc
 
 # Six documents of four 10-token sentences each (240 tokens); 4x leaves a budget of 60.

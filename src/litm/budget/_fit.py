@@ -27,7 +27,9 @@ from typing import Any
 from litm.budget._counting import Counter, as_counter
 from litm.budget._margin import describe_count, margin_of, upper_of
 from litm.budget._placing import Placement, resolve_placement
-from litm.compress import Compressed, Scorer, TargetCounter, compress, get_scorer
+from litm.compress import Compressed, Scorer, compress
+from litm.compress._compress import TargetCounter
+from litm.compress._scorers import get_scorer
 from litm.errors import CompressionError, ContextBudgetExceeded, InvalidOptionError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import TokenCount
 from litm.placement import PositionProfile, Strategy, place

@@ -14,7 +14,10 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
-from litm.compress import SCORERS, UNITS, compress_records, parse_target
+from litm.compress import CompressOptions
+from litm.compress._compress import UNITS, parse_target
+from litm.compress._records import compress_records
+from litm.compress._scorers import SCORERS
 from litm.errors import InvalidOptionError
 from litm.util._files import atomic_write
 from litm.util._records import decode_text, parse_records
@@ -44,8 +47,9 @@ def compress_cmd(
     records = parse_records(decode_text(data, source=source), source=source)
     began = time.perf_counter()
     made = compress_records(
-        records, tokenizer=tokenizer, scorer=scorer, model=model, target=target, ratio=ratio, unit=unit, reorder=reorder
-    )
+        records, tokenizer=tokenizer, target=target, ratio=ratio, scorer=scorer, model=model,
+        options=CompressOptions(unit=unit, reorder=reorder),
+    )  # fmt: skip
     results = list(made)
     text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)
     # The output is written only once every record compressed: a failure leaves no partial file behind.

@@ -5,7 +5,14 @@ README's results). :func:`compress` scores documents and sentences against the q
 a small local LM's question-conditioned log-probabilities, or the retriever's own score), drops what cannot
 matter, keeps each document's best sentences in reading order under a per-document share of the budget that
 follows its rank, and counts everything with the target model's tokenizer. Every kept span maps back to
-its original character offsets, so citations still point into the source.
+its original character offsets, so citations still point into the source (:func:`original_offset` maps an
+offset in a compressed text back).
+
+The less common settings travel as one validated :class:`CompressOptions`; :class:`Compressor` is the same call
+as a reusable component. A :class:`Scorer` is the protocol to score with your own model (the built-in ones are
+named: ``"embed"``, ``"lm"``, ``"retriever"``); a :class:`ScoreCache` with a path keeps the scores across runs.
+:class:`Compressed` is what comes back: each document's kept spans (``docs``, ``kept``, ``kept_docs``), the
+budget and the token counts before and after.
 
 Example:
     >>> from litm.compress import compress
@@ -16,33 +23,18 @@ Example:
     (True, True)
 """
 
-from litm.compress._compress import UNITS, Compressor, TargetCounter, compress, parse_target
-from litm.compress._records import compress_records
-from litm.compress._result import Compressed, CompressedDoc, original_offset
-from litm.compress._scorers import SCORERS, EmbedScorer, LMScorer, RetrieverScorer, ScoreCache, Scorer, get_scorer
-from litm.compress._select import rank_budgets, select
-from litm.compress._terms import rare_terms
+from litm.compress._compress import CompressOptions, Compressor, compress
+from litm.compress._result import Compressed, original_offset
+from litm.compress._scorers import ScoreCache, Scorer
 from litm.errors import CompressionError
 
 __all__ = [
-    "SCORERS",
-    "UNITS",
+    "CompressOptions",
     "Compressed",
-    "CompressedDoc",
     "CompressionError",
     "Compressor",
-    "EmbedScorer",
-    "LMScorer",
-    "RetrieverScorer",
     "ScoreCache",
     "Scorer",
-    "TargetCounter",
     "compress",
-    "compress_records",
-    "get_scorer",
     "original_offset",
-    "parse_target",
-    "rank_budgets",
-    "rare_terms",
-    "select",
 ]

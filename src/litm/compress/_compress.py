@@ -4,7 +4,8 @@
 whole documents that cannot matter (coarse stage), gives each remaining document a share of the budget that
 follows its rank, keeps its best sentences in reading order (fine stage, :mod:`._select`), and counts the
 result with the *target* model's tokenizer, so the budget holds for the model that will read the prompt.
-:class:`Compressor` is the same as a reusable component (validated settings, ``run``, ``to_dict``).
+:class:`CompressOptions` holds the less common settings, validated once; :class:`Compressor` is the same as a
+reusable component (validated settings, ``run``, ``to_dict``).
 
 Example:
     >>> docs = [
@@ -12,7 +13,7 @@ Example:
     ...     {"id": "b", "text": "Berlin has many museums. The city is large."},
     ... ]
     >>> out = compress(docs, "When did the Eiffel Tower open?", tokenizer=len, target=60,
-    ...                scorer="retriever", protect="terms")
+    ...                scorer="retriever", options=CompressOptions(protect="terms"))
     >>> [c.doc.text for c in out.kept]
     ['The Eiffel Tower is in Paris. It opened in 1889.']
     >>> out.tokens <= out.budget
@@ -25,7 +26,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from litm.compress._result import SEPARATOR, Compressed, CompressedDoc
 from litm.compress._scorers import ScoreCache, Scorer, get_scorer
@@ -33,13 +33,15 @@ from litm.compress._select import select
 from litm.compress._terms import rare_terms, terms
 from litm.errors import CompressionError, InvalidOptionError, InvalidOptionTypeError
 from litm.models._base import Model
-from litm.models.tokenizers import UNSTATED_MARGIN, safety_margin
-from litm.placement import Strategy, get_strategy, place
+from litm.models.tokenizers import safety_margin
+from litm.models.tokenizers._base import UNSTATED_MARGIN
+from litm.placement import Strategy, place
 from litm.placement._documents import Doc, to_docs
+from litm.placement._registry import get_strategy
 from litm.tokens import get_tokenizer
 from litm.util._sentences import sentence_spans
 
-__all__ = ["PROTECT", "UNITS", "Compressor", "TargetCounter", "compress", "parse_target"]
+__all__ = ["PROTECT", "UNITS", "CompressOptions", "Compressor", "TargetCounter", "compress", "parse_target"]
 
 UNITS: tuple[str, ...] = ("sentence", "document")
 PROTECT: tuple[str | None, ...] = (None, "terms")
@@ -62,7 +64,7 @@ class TargetCounter:
     memo: dict[str, int] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, tokenizer: Any) -> TargetCounter:
+    def of(cls, tokenizer: object) -> TargetCounter:
         """From a model spec, a loaded model, a tokenizer with ``count`` or a function ``text -> int``.
 
         >>> TargetCounter.of(len).exact, TargetCounter.of(len).margin
@@ -75,17 +77,19 @@ class TargetCounter:
             )
         if isinstance(tokenizer, TargetCounter):
             return tokenizer
-        tok: Any
+        tok: object
         if isinstance(tokenizer, str):
             tok = get_tokenizer(tokenizer)
         elif isinstance(tokenizer, Model):
             tok = tokenizer.tokenizer
         else:
             tok = tokenizer
-        if callable(getattr(tok, "count", None)):
+        count = getattr(tok, "count", None)
+        fn: Callable[[str], int]
+        if callable(count):
             exact = getattr(tok, "exact", False) is True
             margin = 0.0 if exact else safety_margin(tok)
-            fn: Callable[[str], int] = tok.count
+            fn = count
             name = str(getattr(tok, "name", type(tok).__name__))
         elif callable(tok):
             fn, exact, margin = tok, False, UNSTATED_MARGIN
@@ -167,22 +171,71 @@ def parse_target(value: str | int | float) -> tuple[int | None, float | None]:
     raise InvalidOptionTypeError(f"a compression goal is a ratio or a token count, got {type(value).__name__}")
 
 
+def _finite(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidOptionTypeError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class CompressOptions:
+    """How :func:`compress` chooses, beyond the goal and the scorer; validated when made.
+
+    ``unit="document"`` drops whole documents by score instead of choosing sentences. ``coarse`` first drops
+    the documents beyond ``coarse_factor`` (>= 1) x the budget by score; ``rank_weight`` (in [0, 1)) makes each
+    document's share of the budget fall with its score rank (0: shares by length alone). ``protect="terms"``
+    picks sentences holding the question's rare words and numbers first. ``reorder`` places the kept documents
+    by their scores with a placement strategy (``"edges"``, ...) instead of keeping the input order.
+
+    >>> CompressOptions(protect="terms", reorder="edges").unit
+    'sentence'
+    >>> CompressOptions(rank_weight=1.5)
+    Traceback (most recent call last):
+        ...
+    litm.errors.InvalidOptionError: rank_weight must be in [0, 1), got 1.5
+    """
+
+    unit: str = "sentence"
+    coarse: bool = True
+    coarse_factor: float = 1.5
+    rank_weight: float = 0.9
+    protect: str | None = None
+    reorder: str | Strategy | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise InvalidOptionError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.protect not in PROTECT:
+            raise InvalidOptionError(f"protect must be None or 'terms', got {self.protect!r}")
+        if not isinstance(self.coarse, bool):
+            raise InvalidOptionTypeError(f"coarse must be True or False, got {self.coarse!r}")
+        coarse_factor = _finite("coarse_factor", self.coarse_factor)
+        rank_weight = _finite("rank_weight", self.rank_weight)
+        if not 0 <= rank_weight < 1:
+            raise InvalidOptionError(f"rank_weight must be in [0, 1), got {self.rank_weight!r}")
+        if coarse_factor < 1:
+            raise InvalidOptionError(f"coarse_factor must be >= 1, got {self.coarse_factor!r}")
+        if isinstance(self.reorder, str):
+            get_strategy(self.reorder)  # an unknown strategy fails now, not after the scoring
+        elif self.reorder is not None and not isinstance(self.reorder, Strategy):
+            raise InvalidOptionTypeError(
+                f"reorder must be a placement strategy's name or a Strategy, got {type(self.reorder).__name__}"
+            )
+        object.__setattr__(self, "coarse_factor", coarse_factor)
+        object.__setattr__(self, "rank_weight", rank_weight)
+
+
 def compress(
-    docs: Sequence[Any],
+    docs: Sequence[object],
     question: str,
     *,
-    tokenizer: Any,
+    tokenizer: object,
     target: int | None = None,
     ratio: float | None = None,
     scorer: str | Scorer = "embed",
     model: str | Model | None = None,
-    unit: str = "sentence",
-    coarse: bool = True,
-    coarse_factor: float = 1.5,
-    rank_weight: float = 0.9,
-    protect: str | None = None,
-    reorder: str | Strategy | None = None,
     cache: ScoreCache | None = None,
+    options: CompressOptions | None = None,
 ) -> Compressed:
     """Compress ``docs`` for ``question`` to ``target`` document tokens, or to ``1/ratio`` of what they count.
 
@@ -191,12 +244,10 @@ def compress(
     ``"openai:gpt-4o"``, a model, a tokenizer, or ``text -> int``): the budget counts document texts in its
     tokens, shrunk by its safety margin when it is not exact. ``scorer``: ``"embed"`` (MiniLM, fast),
     ``"lm"`` (question-conditioned log-probabilities of ``model``, default the embedded local model),
-    ``"retriever"`` (the documents' own scores or rank order; the baseline), or a :class:`Scorer`.
-    ``unit="document"`` drops whole documents by score instead of choosing sentences. ``coarse`` first drops
-    the documents beyond ``coarse_factor`` x the budget by score; ``rank_weight`` makes each document's share
-    of the budget fall with its score rank. ``protect="terms"`` picks sentences holding the question's rare
-    words and numbers first. ``reorder`` places the kept documents by their scores with a placement strategy
-    (``"edges"``, ...) instead of keeping the input order.
+    ``"retriever"`` (the documents' own scores or rank order; the baseline), or a :class:`Scorer`. ``cache``
+    keeps the scores (a :class:`ScoreCache` with a path keeps them across runs). ``options``
+    (:class:`CompressOptions`): the unit kept, the coarse stage, the rank weighting, protected terms and a
+    reordering; the defaults when None.
 
     Errors (all :class:`~litm.errors.LitmError`): no documents or an empty one, a blank question, both or
     neither of ``target`` and ``ratio``, a budget below every sentence, no tokenizer
@@ -211,13 +262,11 @@ def compress(
         raise CompressionError("the question is blank: compression is conditioned on the question")
     if (target is None) == (ratio is None):
         raise CompressionError("give exactly one of target (tokens) and ratio (e.g. 4 keeps a quarter)")
-    if unit not in UNITS:
-        raise InvalidOptionError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    if protect not in PROTECT:
-        raise InvalidOptionError(f"protect must be None or 'terms', got {protect!r}")
-    for name, value in (("coarse_factor", coarse_factor), ("rank_weight", rank_weight)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise InvalidOptionTypeError(f"{name} must be a finite number, got {value!r}")
+    if options is None:
+        options = CompressOptions()
+    elif not isinstance(options, CompressOptions):
+        raise InvalidOptionTypeError(f"options must be a CompressOptions, got {type(options).__name__}")
+    unit = options.unit
     if isinstance(docs, str | bytes) or not isinstance(docs, Sequence):
         raise InvalidOptionTypeError(f"docs must be a sequence of documents, got {type(docs).__name__}")
     items = to_docs(list(docs))
@@ -258,11 +307,11 @@ def compress(
             if unit == "sentence"
             else [[0.0] * len(sp) for sp in spans]
         )
-        guard = _protected(question, items, spans) if protect == "terms" else None
+        guard = _protected(question, items, spans) if options.protect == "terms" else None
         chosen = select(
             sentence_tokens=sentence_tokens, sentence_scores=sentence_scores, doc_scores=doc_scores, budget=budget,
-            protected=guard, coarse=coarse, coarse_factor=float(coarse_factor), rank_weight=float(rank_weight),
-            unit=unit,
+            protected=guard, coarse=options.coarse, coarse_factor=options.coarse_factor,
+            rank_weight=options.rank_weight, unit=unit,
         )  # fmt: skip
         kept, ranks, reasons = chosen.kept, chosen.ranks, chosen.reasons
         _hold(kept, items, spans, sentence_scores, guard, counter, budget, reasons)
@@ -283,7 +332,7 @@ def compress(
                 sentences=len(spans[i]),
             )
         )
-    order = _order([i for i in range(len(items)) if kept[i]], doc_scores, reorder)
+    order = _order([i for i in range(len(items)) if kept[i]], doc_scores, options.reorder)
     total = sum(c.tokens for c in out_docs)
     return Compressed(
         question=question, docs=tuple(out_docs), order=tuple(order), target=asked, budget=budget, tokens=total,
@@ -374,7 +423,7 @@ class Compressor:
     litm.errors.InvalidOptionError: ratio must be a finite number >= 1 (4 keeps a quarter), got 0.5
     """
 
-    tokenizer: Any
+    tokenizer: object
     target: int | None = None
     ratio: float | None = None
     scorer: str | Scorer = "embed"
@@ -393,29 +442,28 @@ class Compressor:
             _positive_int("target", self.target)
         if self.ratio is not None:
             object.__setattr__(self, "ratio", _ratio(self.ratio))
-        if self.unit not in UNITS:
-            raise InvalidOptionError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
-        if self.protect not in PROTECT:
-            raise InvalidOptionError(f"protect must be None or 'terms', got {self.protect!r}")
-        for name in ("coarse_factor", "rank_weight"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise InvalidOptionTypeError(f"{name} must be a finite number, got {value!r}")
-        if not 0 <= self.rank_weight < 1:
-            raise InvalidOptionError(f"rank_weight must be in [0, 1), got {self.rank_weight!r}")
-        if self.coarse_factor < 1:
-            raise InvalidOptionError(f"coarse_factor must be >= 1, got {self.coarse_factor!r}")
+        if self.reorder is not None and not isinstance(self.reorder, str):
+            raise InvalidOptionTypeError(f"reorder must be a placement strategy's name, got {self.reorder!r}")
+        options = CompressOptions(
+            unit=self.unit, coarse=self.coarse, coarse_factor=self.coarse_factor, rank_weight=self.rank_weight,
+            protect=self.protect, reorder=self.reorder,
+        )  # fmt: skip
         if isinstance(self.scorer, str) and self.scorer not in ("retriever", "embed", "lm"):
             raise InvalidOptionError(f"unknown scorer {self.scorer!r}; choose from retriever, embed, lm")
         if self.model is not None and self.scorer != "lm":
             raise InvalidOptionError(f"model= is the lm scorer's model; scorer {self.scorer!r} would ignore it")
-        if self.reorder is not None:
-            get_strategy(self.reorder)  # an unknown strategy fails now, not at the first run
+        object.__setattr__(self, "_options", options)
         # Resolve once: a spec string would otherwise load its tokenizer (and a local model) on every run.
         object.__setattr__(self, "_counter", TargetCounter.of(self.tokenizer))
         object.__setattr__(self, "_scorer", None)
 
-    def run(self, docs: Sequence[Any], question: str) -> Compressed:
+    @property
+    def options(self) -> CompressOptions:
+        """The settings :func:`compress` takes as :class:`CompressOptions`."""
+        made: CompressOptions = object.__getattribute__(self, "_options")
+        return made
+
+    def run(self, docs: Sequence[object], question: str) -> Compressed:
         """Compress ``docs`` for ``question`` with these settings."""
         scorer = object.__getattribute__(self, "_scorer")
         if scorer is None:
@@ -423,11 +471,10 @@ class Compressor:
             object.__setattr__(self, "_scorer", scorer)
         return compress(
             docs, question, tokenizer=object.__getattribute__(self, "_counter"), target=self.target,
-            ratio=self.ratio, scorer=scorer, unit=self.unit, coarse=self.coarse, coarse_factor=self.coarse_factor,
-            rank_weight=self.rank_weight, protect=self.protect, reorder=self.reorder,
+            ratio=self.ratio, scorer=scorer, options=self.options,
         )  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The settings as plain data (the scorer and model by name)."""
         return {
             "target": self.target,

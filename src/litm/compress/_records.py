@@ -15,17 +15,17 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
-from litm.compress._compress import compress
+from litm.compress._compress import CompressOptions, compress
 from litm.compress._result import Compressed
 from litm.compress._scorers import Scorer, get_scorer
 from litm.errors import CompressionError, LitmError
+from litm.models import Model
 
 __all__ = ["compress_records"]
 
 
-def _parts(record: object, number: int) -> tuple[str, list[Any]]:
+def _parts(record: object, number: int) -> tuple[str, list[object]]:
     if not isinstance(record, Mapping):
         raise CompressionError(f"record {number}: a record is an object with question and documents")
     question = record.get("question")
@@ -38,9 +38,16 @@ def _parts(record: object, number: int) -> tuple[str, list[Any]]:
 
 
 def compress_records(
-    records: Iterable[object], *, tokenizer: Any, scorer: str | Scorer = "embed", model: Any = None, **options: Any
+    records: Iterable[object],
+    *,
+    tokenizer: object,
+    target: int | None = None,
+    ratio: float | None = None,
+    scorer: str | Scorer = "embed",
+    model: str | Model | None = None,
+    options: CompressOptions | None = None,
 ) -> Iterator[Compressed]:
-    """:func:`~litm.compress.compress` each record in turn (``options`` are its keyword arguments).
+    """:func:`~litm.compress.compress` each record in turn, with the same goal, scorer and options.
 
     The scorer is built once for all records, so the embedder or scoring model loads once. An error in a
     record names it (``record N: ...``) and keeps its type.
@@ -49,7 +56,10 @@ def compress_records(
     for number, record in enumerate(records, start=1):
         question, documents = _parts(record, number)
         try:
-            yield compress(documents, question, tokenizer=tokenizer, scorer=the_scorer, **options)
+            yield compress(
+                documents, question, tokenizer=tokenizer, target=target, ratio=ratio, scorer=the_scorer,
+                options=options,
+            )  # fmt: skip
         except LitmError as exc:
             try:
                 named = type(exc)(f"record {number}: {exc}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from litm.errors import InvalidOptionError
 from litm.placement._documents import Doc
@@ -90,7 +89,7 @@ class CompressedDoc:
             if not 0 <= a < b <= len(original.text):
                 raise InvalidOptionError(f"span ({a}, {b}) is outside document {original.id!r}")
         text = SEPARATOR.join(original.text[a:b] for a, b in ordered)
-        meta: dict[str, Any] = {**original.metadata}
+        meta: dict[str, object] = {**original.metadata}
         if text != original.text:
             meta["compressed"] = {"spans": [list(s) for s in ordered], "original_tokens": original_tokens}
         doc = Doc(
@@ -115,7 +114,7 @@ class CompressedDoc:
             raise InvalidOptionError(f"offset {offset} is outside the compressed text of {self.original.id!r}")
         return original_offset(self.spans, offset)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready summary (the compressed text, spans, counts and reason)."""
         return {
             "id": self.original.id,
@@ -188,7 +187,7 @@ class Compressed:
             f"{self.budget}), {len(self.order)} of {len(self.docs)} documents kept, scorer {self.scorer}"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready record of every decision (what ``litm compress`` writes per question)."""
         return {
             "question": self.question,

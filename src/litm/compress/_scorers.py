@@ -32,16 +32,16 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from litm.errors import CompressionError, InvalidOptionError, LogprobsUnavailableError
 from litm.models._base import Model
-from litm.models._logprobs import supports_logprobs
+from litm.models._logprobs import ScoresContinuations
 from litm.models._spec import load_model
 from litm.placement._documents import Doc
-from litm.retrieve._embedder import MiniLM
+from litm.retrieve._embedder import Embedder, MiniLM
 
 __all__ = ["SCORERS", "EmbedScorer", "LMScorer", "RetrieverScorer", "ScoreCache", "Scorer", "get_scorer"]
 
@@ -156,12 +156,15 @@ class RetrieverScorer:
 class EmbedScorer:
     """Cosine similarity of MiniLM vectors (``litm[rag]``); see the module docstring.
 
-    ``embedder`` is any :class:`~litm.retrieve.Embedder` (default: the bundled int8 all-MiniLM-L6-v2).
+    ``embedder`` is anything with ``name`` and ``embed(texts)`` returning unit vectors (default: the bundled int8
+    all-MiniLM-L6-v2).
     """
 
     name = "embed"
 
-    def __init__(self, embedder: Any = None, *, cache: ScoreCache | None = None, threads: int | None = None) -> None:
+    def __init__(
+        self, embedder: Embedder | None = None, *, cache: ScoreCache | None = None, threads: int | None = None
+    ) -> None:
         if embedder is None:
             embedder = MiniLM(threads=threads)
         if not callable(getattr(embedder, "embed", None)):
@@ -217,14 +220,15 @@ class LMScorer:
     #: LongLLMLingua's instruction between a document and the question it should predict.
     RESTRICT = "We can get the answer to this question in the given documents."
 
-    def __init__(self, model: str | Model = "local", *, cache: ScoreCache | None = None, **options: Any) -> None:
-        self._model: Any = load_model(model, **options) if isinstance(model, str) else model
-        if not supports_logprobs(self._model):
+    def __init__(self, model: str | Model = "local", *, cache: ScoreCache | None = None, **options: object) -> None:
+        loaded = load_model(model, **options) if isinstance(model, str) else model
+        if not isinstance(loaded, ScoresContinuations):
             raise LogprobsUnavailableError(
-                f"the lm scorer needs a model that scores continuations; {getattr(self._model, 'name', model)!r} "
+                f"the lm scorer needs a model that scores continuations; {getattr(loaded, 'name', model)!r} "
                 "cannot (use a local model, or scorer='embed')"
             )
-        self.model_id = str(getattr(self._model, "spec", "") or self._model.name)
+        self._model: ScoresContinuations = loaded
+        self.model_id = str(getattr(loaded, "spec", "") or loaded.name)
         self.cache = cache if cache is not None else ScoreCache()
 
     def score_documents(self, question: str, docs: Sequence[Doc]) -> list[float]:
@@ -281,7 +285,13 @@ def _token_starts(pieces: Sequence[str], length: int) -> list[int]:
     return out
 
 
-def _cached_each(scorer: Any, kind: str, question: str, texts: Sequence[str], run: Any) -> list[float]:
+def _cached_each(
+    scorer: EmbedScorer | LMScorer,
+    kind: str,
+    question: str,
+    texts: Sequence[str],
+    run: Callable[[Sequence[str]], list[float]],
+) -> list[float]:
     """Scores of ``texts`` from the cache, computing only the missing ones (in one call to ``run``)."""
     cache: ScoreCache = scorer.cache
     found: list[float | None] = []

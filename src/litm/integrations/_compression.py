@@ -33,28 +33,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from litm.compress import (
-    Compressed,
-    CompressedDoc,
-    Compressor,
-    EmbedScorer,
-    LMScorer,
-    RetrieverScorer,
-    ScoreCache,
-    Scorer,
-)
+from litm.compress import Compressed, Compressor, ScoreCache, Scorer
+from litm.compress._result import CompressedDoc
+from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError
 from litm.integrations._options import _tokenizer, known_options
 from litm.models import Model, load_model
-from litm.placement import get_strategy
-from litm.retrieve import MiniLM
+from litm.placement._registry import get_strategy
+from litm.retrieve._embedder import MiniLM
 
 __all__ = ["COMPRESSION_DEFAULTS", "METADATA_KEY", "Compressing", "Compression", "provenance"]
 
 #: The metadata key the components write each compressed document's :func:`provenance` under: the key
-#: :mod:`litm.compress` gives a compressed ``Doc`` (a superset of its value), so that litm's attribution
-#: (:func:`litm.rag.attribution.ground`) maps a span found in a compressed framework document back into the
-#: original text, as it does for litm's own compressed chunks.
+#: :mod:`litm.compress` gives a compressed ``Doc`` (a superset of its value), so that litm's attribution (the
+#: ``attribution`` references of a :class:`litm.rag.Answer`) maps a span found in a compressed framework document
+#: back into the original text, as it does for litm's own compressed chunks.
 METADATA_KEY = "compressed"
 
 #: :class:`~litm.compress.Compressor`'s defaults, the only copy: every component declares its settings from it.

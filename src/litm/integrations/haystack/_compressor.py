@@ -24,7 +24,8 @@ from typing import Any
 
 from haystack import Document, component
 
-from litm.compress import Compressed, CompressedDoc
+from litm.compress import Compressed
+from litm.compress._result import CompressedDoc
 from litm.errors import InvalidDocumentError
 from litm.integrations._compression import COMPRESSION_DEFAULTS, METADATA_KEY, Compressing, provenance
 from litm.integrations.haystack._serde import dump, load

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 
-from litm.compress import Compressed, CompressedDoc
+from litm.compress import Compressed
+from litm.compress._result import CompressedDoc
 from litm.errors import InvalidDocumentError
 from litm.integrations._compression import METADATA_KEY, provenance
 from litm.integrations._fields import CompressionFields

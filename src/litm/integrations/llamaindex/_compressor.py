@@ -18,7 +18,8 @@ from __future__ import annotations
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
 
-from litm.compress import Compressed, CompressedDoc
+from litm.compress import Compressed
+from litm.compress._result import CompressedDoc
 from litm.errors import CompressionError, InvalidDocumentError
 from litm.integrations._compression import METADATA_KEY, provenance
 from litm.integrations._fields import CompressionFields
