@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from litm.eval._datasets import kv_examples, nq_rows
-from litm.retrieve import BM25, Dense, DenseReranker, Hybrid, Index, Reranked
+from litm.retrieve import BM25, Dense, Hybrid, Index, Reranked
 from litm.retrieve._lexical import Analyzer
+from litm.retrieve._rerank import DenseReranker
 
 DEPTH = 100
 KS = (1, 5, 20)

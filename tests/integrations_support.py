@@ -31,7 +31,7 @@ from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
 from litm.models import Model, load_model
-from litm.retrieve import MiniLM
+from litm.retrieve._embedder import MiniLM
 
 DATA = Path(__file__).resolve().parent / "data" / "nq_sample"
 SAMPLE_QUESTION = json.loads((DATA / "sample_question.json").read_text(encoding="utf-8"))

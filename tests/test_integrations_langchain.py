@@ -23,11 +23,11 @@ from langchain_core.vectorstores import InMemoryVectorStore, VectorStoreRetrieve
 
 import litm
 from integrations_support import SAMPLE_QUESTION, MiniLMEmbeddings, sample_docs
-from litm.budget import as_counter
+from litm.budget._counting import as_counter
 from litm.errors import InvalidOptionError, PromptError, UnknownStrategyError
 from litm.integrations.langchain import LitmPrompt, LitmReorder, LitmRetriever, LitmTrimmer
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
-from litm.retrieve import MiniLM
+from litm.retrieve._embedder import MiniLM
 
 QUESTION = SAMPLE_QUESTION["question"]
 GPT4O = "openai:gpt-4o"

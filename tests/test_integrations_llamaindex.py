@@ -19,11 +19,11 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
 from integrations_support import SAMPLE_QUESTION, LitmLLM, MiniLMEmbedding, sample_docs
-from litm.budget import as_counter
+from litm.budget._counting import as_counter
 from litm.errors import InvalidOptionError, InvalidScoreError, PromptError, UnknownStrategyError
 from litm.integrations.llamaindex import LitmReorder, LitmSynthesizer, LitmTrimmer
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
-from litm.retrieve import MiniLM
+from litm.retrieve._embedder import MiniLM
 
 QUESTION = SAMPLE_QUESTION["question"]
 GPT4O = "openai:gpt-4o"

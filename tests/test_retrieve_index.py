@@ -18,8 +18,9 @@ from litm.errors import (
     LitmError,
     RetrievalError,
 )
-from litm.retrieve import BM25, Dense, Index, MiniLM, MiniLMTokenizer, build_index
+from litm.retrieve import BM25, Dense, Index, build_index
 from litm.retrieve import _store as store_module
+from litm.retrieve._embedder import MiniLM, MiniLMTokenizer
 from litm.retrieve._store import MANIFEST, manifest_checksum
 from test_retrieve_formats import make_pdf
 

@@ -14,21 +14,21 @@ from litm.eval._datasets import nq_rows
 from litm.placement import place
 from litm.retrieve import (
     BM25,
-    RRF_K,
     CrossEncoderReranker,
     Dense,
-    DenseReranker,
     Hit,
     Hybrid,
     Index,
-    MiniLM,
     Reranked,
     Retriever,
     build_index,
-    docs,
-    make_retriever,
     search,
 )
+from litm.retrieve._embedder import MiniLM
+from litm.retrieve._hits import docs
+from litm.retrieve._hybrid import RRF_K
+from litm.retrieve._rerank import DenseReranker
+from litm.retrieve._retrievers import make_retriever
 
 N = 80  # passages (and their questions): enough to rank retrievers, small enough to embed in seconds
 

@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from litm.errors import InputFormatError, LitmError, RetrievalError
 from litm.models import load_model
 from litm.rag import Pipeline
-from litm.retrieve import BM25, Dense, Hybrid, Index, build_index, make_retriever, shortfall
+from litm.retrieve import BM25, Dense, Hybrid, Index, build_index
 from litm.retrieve._formats import EXTENSIONS, UnreadableFileError, not_text, read_bytes
 from litm.retrieve._rerank import DenseReranker, Reranked
+from litm.retrieve._retrievers import make_retriever, shortfall
 
 TEXT_FORMATS = sorted(set(EXTENSIONS) - {".pdf"})
 

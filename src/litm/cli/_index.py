@@ -9,7 +9,9 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
-from litm.retrieve import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP, Hit, Index, build_index, make_retriever, shortfall
+from litm.retrieve import Hit, Index, build_index
+from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP
+from litm.retrieve._retrievers import make_retriever, shortfall
 from litm.util._progress import progress
 
 

@@ -5,13 +5,17 @@ Everything runs on bundled or pip-installed files; nothing is downloaded at run 
 
 * :class:`Index` / :func:`build_index`: load ``.txt``, ``.md``, ``.rst``, ``.html``, ``.jsonl`` (and, with
   ``litm[pdf]``, ``.pdf``) files, chunk them by tokens at sentence and paragraph boundaries, embed the chunks,
-  and keep it all in a folder that later updates incrementally.
+  and keep it all in a folder that later updates incrementally (``build_index`` also returns what changed:
+  ``report.summary()``, ``report.unreadable``, ``report.repairs``).
+* :func:`search`: open an index and return the best ``k`` hits for a query with a retriever named ``auto``,
+  ``bm25``, ``dense`` or ``hybrid`` (optionally reranked: ``rerank="dense"``).
 * Retrievers (:class:`Retriever` protocol, ``search(query, k) -> list[Hit]``): :class:`BM25` (lexical, bm25s +
   PyStemmer), :class:`Dense` (all-MiniLM-L6-v2 int8 ONNX), :class:`Hybrid` (reciprocal rank fusion).
-* Rerankers (off by default): :class:`DenseReranker`, :class:`CrossEncoderReranker` for your own model,
-  :class:`Reranked` to chain one after a retriever.
-* A :class:`Hit` carries the chunk as a :class:`~litm.placement._documents.Doc` (``hit.doc``), its score, the
-  score's direction, its rank and the retriever's name.
+* Reranking (off by default): :class:`Reranked` chains a reranker after a retriever;
+  :class:`CrossEncoderReranker` adapts your own cross-encoder (any ``(query, texts) -> scores``).
+* A :class:`Hit` carries the chunk as a :class:`~litm.placement.Doc` (``hit.doc``; the indexed chunk itself,
+  with its source offsets, is ``hit.chunk``), its score, the score's direction, its rank and the retriever's
+  name.
 
 The optional dependencies come with ``pip install 'litm[rag]'``.
 
@@ -36,45 +40,28 @@ from litm.errors import (
     UnreadableFileError,
 )
 from litm.retrieve._bm25 import BM25
-from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP
 from litm.retrieve._dense import Dense
-from litm.retrieve._embedder import Embedder, MiniLM, MiniLMTokenizer
-from litm.retrieve._hits import Chunk, Hit, Reranker, Retriever, docs
-from litm.retrieve._hybrid import RRF_K, Hybrid
-from litm.retrieve._index import Index, SyncReport, build_index
-from litm.retrieve._rerank import CrossEncoderReranker, DenseReranker, Reranked
-from litm.retrieve._retrievers import RETRIEVERS, index_of, make_retriever, search, shortfall
+from litm.retrieve._hits import Hit, Retriever
+from litm.retrieve._hybrid import Hybrid
+from litm.retrieve._index import Index, build_index
+from litm.retrieve._rerank import CrossEncoderReranker, Reranked
+from litm.retrieve._retrievers import search
 
 __all__ = [
     "BM25",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_OVERLAP",
-    "RETRIEVERS",
-    "RRF_K",
-    "Chunk",
     "CorruptIndexError",
     "CrossEncoderReranker",
     "Dense",
-    "DenseReranker",
-    "Embedder",
     "Hit",
     "Hybrid",
     "Index",
     "IndexMismatchError",
     "IndexNotFoundError",
     "IndexVersionError",
-    "MiniLM",
-    "MiniLMTokenizer",
     "Reranked",
-    "Reranker",
     "RetrievalError",
     "Retriever",
-    "SyncReport",
     "UnreadableFileError",
     "build_index",
-    "docs",
-    "index_of",
-    "make_retriever",
     "search",
-    "shortfall",
 ]

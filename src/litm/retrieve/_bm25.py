@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from litm.retrieve._deps import LazyModule, require
 from litm.retrieve._hits import Hit, check_k, check_query
@@ -26,10 +26,19 @@ from litm.retrieve._vectors import top_k
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 else:
     np = LazyModule("numpy", "BM25")
 
 __all__ = ["BM25"]
+
+
+class _Scorer(Protocol):
+    """The part of ``bm25s.BM25`` litm uses."""
+
+    def index(self, corpus: list[list[str]], show_progress: bool = ...) -> object: ...
+
+    def get_scores(self, query_tokens_single: list[str]) -> ArrayLike: ...
 
 
 class BM25:
@@ -54,26 +63,26 @@ class BM25:
         self.k1 = k1
         self.b = b
         self.analyze = Analyzer(stemmer, stopwords)
-        self._scorer: Any = None
+        self._scorer: _Scorer | None = None
         self._generation = -1
 
-    def prepare(self) -> Any:
+    def prepare(self) -> _Scorer:
         """Build the scorer now (it is otherwise built on the first search, and again after the index changes)."""
         if self._scorer is None or self._generation != self.index.generation:
-            bm25s: Any = require("bm25s", "the BM25 retriever")
-            scorer = bm25s.BM25(k1=self.k1, b=self.b)
+            bm25s = require("bm25s", "the BM25 retriever")
+            scorer: _Scorer = bm25s.BM25(k1=self.k1, b=self.b)
             corpus = [self.analyze(chunk.indexed_text) for chunk in self.index.chunks]
             if corpus:
                 scorer.index(corpus, show_progress=False)
             self._scorer, self._generation = scorer, self.index.generation
         return self._scorer
 
-    def scores(self, query: str) -> np.ndarray[Any, np.dtype[np.float32]]:
+    def scores(self, query: str) -> NDArray[np.float32]:
         """The BM25 score of every chunk for ``query``, in index order."""
         terms = self.analyze(query)
         if not terms or not len(self.index):
             return np.zeros(len(self.index), np.float32)
-        result: np.ndarray[Any, np.dtype[np.float32]] = np.asarray(self.prepare().get_scores(terms), np.float32)
+        result: NDArray[np.float32] = np.asarray(self.prepare().get_scores(terms), np.float32)
         return result
 
     def search(self, query: str, k: int = 10) -> list[Hit]:

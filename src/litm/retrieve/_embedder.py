@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from litm.retrieve._deps import LazyModule, require
 from litm.retrieve._model_files import MODEL_ID, load_tokenizer, onnx_model_bytes
@@ -93,7 +93,7 @@ class MiniLM:
     max_tokens = MAX_TOKENS
 
     def __init__(self, model_path: str | Path | None = None, *, threads: int | None = None) -> None:
-        ort: Any = require("onnxruntime", "the dense retriever")
+        ort = require("onnxruntime", "the dense retriever")
         data = onnx_model_bytes(model_path)
         options = ort.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initialisers are noise to a user

@@ -220,7 +220,7 @@ def _json_safe(value: object) -> bool:
 
 
 def _pdf(data: bytes, rel: str) -> list[SourceText]:
-    pypdf: Any = require("pypdf", "reading PDF files", PDF_INSTALL)
+    pypdf = require("pypdf", "reading PDF files", PDF_INSTALL)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]

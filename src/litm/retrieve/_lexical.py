@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Protocol
 
 from litm.retrieve._deps import require
 
@@ -27,13 +27,19 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]{{2,}}")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 
+class _Stemmer(Protocol):
+    """The part of PyStemmer's ``Stemmer.Stemmer`` litm uses."""
+
+    def stemWords(self, words: list[str]) -> list[str]: ...
+
+
 class Analyzer:
     """Text to index terms. ``stemmer`` is a Snowball language (``None``: no stemming); ``stopwords``
     ``"en"`` uses bm25s's English list (``None``: keep every word)."""
 
     def __init__(self, stemmer: str | None = "english", stopwords: str | None = "en") -> None:
         self.stemmer_name = stemmer
-        self._stemmer: Any = None
+        self._stemmer: _Stemmer | None = None
         if stemmer is not None:
             self._stemmer = require("Stemmer", "BM25 stemming (PyStemmer)").Stemmer(stemmer)
         self._stop: frozenset[str] = frozenset()

@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from litm.errors import CorruptIndexError, IndexNotFoundError, IndexVersionError
 from litm.retrieve._deps import LazyModule
@@ -129,13 +129,30 @@ def _corrupt(folder: Path, what: str, file: str | None = MANIFEST) -> CorruptInd
     )
 
 
-def _typed(value: Any, kind: type | tuple[type, ...], where: str, folder: Path) -> Any:
-    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+_T = TypeVar("_T")
+
+
+@overload
+def _typed(value: object, kind: type[_T], where: str, folder: Path) -> _T: ...
+
+
+@overload
+def _typed(value: object, kind: tuple[type[_T], type[None]], where: str, folder: Path) -> _T | None: ...
+
+
+def _typed(value: object, kind: type[_T] | tuple[type[_T], type[None]], where: str, folder: Path) -> _T | None:
+    """``value`` when it has the type ``kind`` (a bool is not an int here), else the index is corrupt."""
+    if isinstance(value, bool) and kind is not bool:
+        raise _corrupt(folder, f"manifest field {where} has the wrong type")
+    if value is None and isinstance(kind, tuple):
+        return None
+    wanted = kind[0] if isinstance(kind, tuple) else kind
+    if not isinstance(value, wanted):
         raise _corrupt(folder, f"manifest field {where} has the wrong type")
     return value
 
 
-def _count(value: Any, where: str, folder: Path) -> int:
+def _count(value: object, where: str, folder: Path) -> int:
     """A manifest integer that counts something (bytes, rows, tokens): never negative."""
     number: int = _typed(value, int, where, folder)
     if number < 0:
@@ -143,14 +160,14 @@ def _count(value: Any, where: str, folder: Path) -> int:
     return number
 
 
-def _digest(value: Any, where: str, folder: Path) -> str:
+def _digest(value: object, where: str, folder: Path) -> str:
     text: str = _typed(value, str, where, folder)
     if not _SHA256.fullmatch(text):
         raise _corrupt(folder, f"manifest field {where} is not a SHA-256 hex digest")
     return text
 
 
-def manifest_checksum(raw: Mapping[str, Any]) -> str:
+def manifest_checksum(raw: Mapping[str, object]) -> str:
     """The SHA-256 of a manifest's fields other than the checksum, in a canonical JSON form.
 
     Computed on the parsed value, so it does not depend on the manifest's indentation or key order.
@@ -163,14 +180,14 @@ def manifest_checksum(raw: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _datafile(raw: Any, where: str, folder: Path) -> DataFile:
-    _typed(raw, dict, where, folder)
+def _datafile(raw: object, where: str, folder: Path) -> DataFile:
+    fields: dict[str, object] = _typed(raw, dict, where, folder)
     try:
         return DataFile(
-            file=_typed(raw["file"], str, f"{where}.file", folder),
-            sha256=_digest(raw["sha256"], f"{where}.sha256", folder),
-            size=_count(raw["size"], f"{where}.size", folder),
-            rows=_count(raw["rows"], f"{where}.rows", folder),
+            file=_typed(fields["file"], str, f"{where}.file", folder),
+            sha256=_digest(fields["sha256"], f"{where}.sha256", folder),
+            size=_count(fields["size"], f"{where}.size", folder),
+            rows=_count(fields["rows"], f"{where}.rows", folder),
         )
     except KeyError as exc:
         raise _corrupt(folder, f"manifest field {where} lacks {exc}") from exc
@@ -361,7 +378,7 @@ def write_snapshot(
         buf = io.BytesIO()
         np.save(buf, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
         vector_file = _store(root, "vectors-", ".npy", buf.getvalue(), int(vectors.shape[0]))
-    manifest: dict[str, Any] = {
+    manifest: dict[str, object] = {
         "format": FORMAT,
         "version": VERSION,
         "settings": asdict(settings),

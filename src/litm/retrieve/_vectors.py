@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from litm.errors import RetrievalError
 from litm.retrieve._deps import FAISS_INSTALL, LazyModule, require
@@ -74,7 +74,7 @@ class FaissVectors:
     """FAISS's exact inner-product index (``IndexFlatIP``); needs ``faiss-cpu`` (the ``faiss`` extra)."""
 
     def __init__(self, matrix: NDArray[np.float32]) -> None:
-        faiss: Any = require("faiss", "the FAISS vector backend", FAISS_INSTALL)
+        faiss = require("faiss", "the FAISS vector backend", FAISS_INSTALL)
         data = np.ascontiguousarray(matrix, dtype=np.float32)
         self._index = faiss.IndexFlatIP(int(data.shape[1]))
         self._index.add(data)
