@@ -18,7 +18,8 @@ import time
 from importlib import resources
 from typing import Any
 
-from litm.budget import Counter, fit
+from litm.budget import fit
+from litm.budget._counting import Counter
 from litm.placement import place
 from litm.prompt import PromptBuilder
 from litm.tokens import get_tokenizer

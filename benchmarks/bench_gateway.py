@@ -744,7 +744,7 @@ def _profile(args: argparse.Namespace, tmp: Path, up_port: int, body: dict[str, 
 def _steps(tmp: Path, n: int = 300) -> dict[str, Any]:
     """Median microseconds of each step a worker runs per request (the profile above sees only the event loop's
     thread; counting, reserving and settling run in worker threads), SQLite NORMAL, the latency body."""
-    from litm.budget import Call
+    from litm.budget._guard import Call
     from litm.serve import config_from_mapping, create_key
     from litm.serve._admit import _gate_and_reserve, _route
     from litm.serve._app import _settle

@@ -59,7 +59,7 @@ from litm.probe._grid import plan
 from litm.probe._prepare import ProbeContext, prepare
 from litm.probe._recipe import verify_row
 from litm.probe._schedule import batches, lcp, run_order
-from litm.spend.cost import Usage
+from litm.spend import Usage
 
 N_BATCH = 64
 API_MODELS = "anthropic:claude-sonnet-4-5,anthropic:claude-haiku-4-5,openai:gpt-5-mini,openai:gpt-4.1-mini"

@@ -78,9 +78,7 @@ def bill(out_tokens: int) -> int:
 
 def litm_worker(spec: dict[str, Any], index: int, calls: int, barrier: Any, out: Any) -> None:
     from litm.errors import PriceUnknownError, SpendBudgetExceeded
-    from litm.spend import SpendCap
-    from litm.spend.ledger import SQLiteLedger
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger, SpendCap, SQLiteLedger
 
     if spec["store"] == "sqlite":
         ledger: Any = SQLiteLedger(spec["path"], synchronous=spec["synchronous"])
@@ -126,10 +124,7 @@ def _server_cpu(server: Any) -> float:
 
 
 def run_litm(spec: dict[str, Any], procs: int, calls: int, limit_usd: str) -> dict[str, Any]:
-    from litm.spend import SpendCap
-    from litm.spend.ledger import SQLiteLedger
-    from litm.spend.ledger.redis import RedisLedger
-    from litm.spend.money import parse_usd
+    from litm.spend import RedisLedger, SpendCap, SQLiteLedger, parse_usd
 
     spec = {**spec, "run": f"r{time.time_ns()}"}
     if spec["store"] == "sqlite":

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import bench_spend  # the sibling script (its folder is on sys.path when run as a script): same scenario
-import litm.spend.ledger.sqlite as sqlite_ledger
-from litm.spend import SpendCap
-from litm.spend.ledger import SQLiteLedger
+import litm.spend._ledger.sqlite as sqlite_ledger
+from litm.spend import SpendCap, SQLiteLedger
 
 PROCESSES = (1, 4, 8)
 PAGES = (1024, 4096)

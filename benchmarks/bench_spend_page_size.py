@@ -15,7 +15,7 @@ import os
 import statistics
 
 import bench_spend  # the sibling script (its folder is on sys.path when run as a script): same scenario
-import litm.spend.ledger.sqlite as sqlite_ledger
+import litm.spend._ledger.sqlite as sqlite_ledger
 
 PROCESSES = (1, 4, 8)
 

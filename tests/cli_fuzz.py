@@ -314,7 +314,7 @@ def _made_once() -> Path:
         return _MADE[0]
     from litm.probe._outputs import write_outputs
     from litm.retrieve import build_index
-    from litm.spend.ledger import SQLiteLedger
+    from litm.spend._ledger import SQLiteLedger
 
     folder = Path(tempfile.mkdtemp(prefix="litm-fuzz-made-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from litm.spend.ledger import SQLiteLedger
+from litm.spend._ledger import SQLiteLedger
 
 # 2026-03-31 23:59:00 UTC: one minute before a day and a month roll over.
 T0 = 1_775_001_540.0
@@ -40,7 +40,7 @@ def make_ledger_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Itera
         if request.param == "sqlite":
             ledger: Any = SQLiteLedger(tmp_path / f"spend-{len(made)}.db", clock=clock or Clock(), **options)
         else:
-            from litm.spend.ledger.redis import RedisLedger
+            from litm.spend import RedisLedger
 
             server = request.getfixturevalue("redis_server")
             ledger = RedisLedger(server.url, namespace=f"t{uuid.uuid4().hex[:12]}", clock=clock or Clock(), **options)

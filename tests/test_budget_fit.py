@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litm.budget import Counter, fit
+from litm.budget import fit
+from litm.budget._counting import Counter
 from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import count_request
 from litm.models.tokenizers._base import UNSTATED_MARGIN

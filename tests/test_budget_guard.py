@@ -16,7 +16,8 @@ import openai
 import pytest
 
 from http_capture import Capture, check_openai_chat, check_responses, openai_client, run
-from litm.budget import Call, GuardedClient, Step, guard
+from litm.budget import Step, guard
+from litm.budget._guard import Call, GuardedClient
 from litm.budget._history import SUMMARY_PREFIX
 from litm.errors import (
     ContextBudgetExceeded,

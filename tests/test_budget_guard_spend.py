@@ -31,8 +31,8 @@ from litm.errors import (
 )
 from litm.models.tokenizers import count_request
 from litm.spend import SpendCap
-from litm.spend.ledger import SQLiteLedger
-from litm.spend.money import micros_ceil
+from litm.spend._ledger import SQLiteLedger
+from litm.spend._money import micros_ceil
 from litm.tokens import get_tokenizer
 from spend_support import T0, Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 

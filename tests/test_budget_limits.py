@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from litm.budget import max_input_tokens_from
+from litm.budget._limits import max_input_tokens_from
 from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.placement._profile import PositionProfile
 

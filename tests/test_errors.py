@@ -89,7 +89,7 @@ def test_every_error_class_is_importable_from_litm() -> None:
 
 def test_redis_ledger_is_in_litm_spend_next_to_sqlite_ledger() -> None:
     import litm.spend
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     assert litm.spend.RedisLedger is RedisLedger and "RedisLedger" in litm.spend.__all__
     assert "SQLiteLedger" in litm.spend.__all__

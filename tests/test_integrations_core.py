@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import litm
-from litm.budget import as_counter
+from litm.budget._counting import as_counter
 from litm.errors import (
     ContextBudgetExceeded,
     InvalidOptionError,

@@ -21,7 +21,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 import litm
 from fixtures_server import Server
 from integrations_support import SAMPLE_QUESTION, sample_docs
-from litm.budget import as_counter
+from litm.budget._counting import as_counter
 from litm.errors import InvalidOptionError, UnknownStrategyError
 from litm.integrations import haystack as litm_haystack
 from litm.prompt import AnchorOptions, PromptBuilder, Wording

@@ -32,7 +32,7 @@ from langchain_core.documents import Document
 from llama_index.core.postprocessor import LongContextReorder as LlamaLongContextReorder
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from litm.budget import as_counter
+from litm.budget._counting import as_counter
 from litm.errors import InvalidScoreError
 from litm.integrations import haystack as hs
 from litm.integrations import langchain as lc

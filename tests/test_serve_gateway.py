@@ -23,8 +23,9 @@ import pytest
 
 from fixtures_server import free_port
 from litm.serve import create_key, load_config, revoke_key
-from litm.spend import open_ledger, price_usage, usage_from
-from litm.spend.prices import default_table
+from litm.spend import open_ledger, usage_from
+from litm.spend._cost import price_usage
+from litm.spend._prices import default_table
 from serve_support import INPUT, GatewayProcess, StandIn, ThreadedServer
 
 OPENAI_SECRET = "sk-upstream-openai-0f3c9a7e51d2b8"

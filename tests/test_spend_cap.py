@@ -14,8 +14,9 @@ from litm.budget._margin import upper_of
 from litm.errors import PriceUnknownError, ReservationError, SpendBudgetExceeded, SpendRequestError
 from litm.models.tokenizers import TokenCount
 from litm.models.tokenizers._base import UNSTATED_MARGIN
-from litm.spend import APPROX_MARGIN, PriceTable, SpendCap
-from litm.spend.ledger import SQLiteLedger
+from litm.spend import PriceTable, SpendCap
+from litm.spend._cost import APPROX_MARGIN
+from litm.spend._ledger import SQLiteLedger
 from spend_support import T0, Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
 MINI = {"model": "gpt-4o-mini", "provider": "openai", "input_exact": True}

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from litm.cli import app
 from litm.spend import SpendCap
-from litm.spend.ledger import open_ledger
+from litm.spend._ledger import open_ledger
 
 runner = CliRunner()
 

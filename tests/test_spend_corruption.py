@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litm.errors import CorruptLedgerError, LedgerUnavailableError, LitmError
-from litm.spend.ledger import SQLiteLedger
-from litm.spend.ledger.base import HoldRequest
+from litm.spend._ledger import SQLiteLedger
+from litm.spend._ledger.base import HoldRequest
 from spend_support import Clock
 
 
@@ -168,7 +168,7 @@ RAW_RECORDS = [b"garbage", b"2\tnot\tenough", b"{not json", b'{"ch": 1}', b"\xff
 def test_a_damaged_redis_record_is_a_typed_error(redis_server: Any, redis_namespace: str, raw: bytes) -> None:
     import redis
 
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     ledger = RedisLedger(redis_server.url, namespace=redis_namespace)
     try:

@@ -8,9 +8,9 @@ import importlib
 import pytest
 
 MODULES = [
-    "litm.spend", "litm.spend.money", "litm.spend.scopes", "litm.spend.prices", "litm.spend.cost",
-    "litm.spend.reservation", "litm.spend.budget", "litm.spend.ledger", "litm.spend.ledger.rules",
-    "litm.spend.ledger.sqlite",
+    "litm.spend", "litm.spend._money", "litm.spend._scopes", "litm.spend._prices", "litm.spend._cost",
+    "litm.spend._reservation", "litm.spend._budget", "litm.spend._ledger", "litm.spend._ledger.rules",
+    "litm.spend._ledger.sqlite",
 ]  # fmt: skip
 
 

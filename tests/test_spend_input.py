@@ -12,7 +12,7 @@ import pytest
 
 from litm.errors import LedgerNotFoundError, LitmError, SpendRequestError
 from litm.spend import SpendCap
-from litm.spend.ledger import SQLiteLedger, open_ledger
+from litm.spend._ledger import SQLiteLedger, open_ledger
 
 # Each was read as some amount before (5,00 as $500.00, $5 as $5.00, " 5" as $5.00, 5. as $5.00, -0 as $0).
 BAD_MONEY = ["5,00", "1,000", "1e3", "1E-3", "$5", " 5", "5 ", "5.", ".5", "05", "+5", "-0", "-1", "NaN", "nan",
@@ -103,7 +103,7 @@ def test_sqlite_options_are_checked(tmp_path: Path) -> None:
 @pytest.mark.parametrize("url", BAD_URLS)
 def test_a_bad_redis_url_is_a_typed_error_before_any_connection(url: str) -> None:
     pytest.importorskip("redis")
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     for make in (lambda: RedisLedger(url), lambda: open_ledger(url), lambda: SpendCap(url)):
         with pytest.raises(SpendRequestError) as info:
@@ -113,7 +113,7 @@ def test_a_bad_redis_url_is_a_typed_error_before_any_connection(url: str) -> Non
 
 def test_a_redis_option_out_of_range_is_refused() -> None:
     pytest.importorskip("redis")
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     for options in ({"socket_timeout_s": 0}, {"socket_timeout_s": -1}, {"sweep_batch": -5},
                     {"namespace": ""}, {"namespace": "a b"}, {"namespace": "a\x00"}, {"namespace": "{x}"}):  # fmt: skip

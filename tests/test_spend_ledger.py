@@ -14,9 +14,9 @@ from litm.errors import (
     SpendLimitNotSetError,
     SpendRequestError,
 )
-from litm.spend.ledger import HoldRequest, SQLiteLedger
-from litm.spend.ledger.rules import book_settle
-from litm.spend.money import format_usd, parse_usd
+from litm.spend._ledger import HoldRequest, SQLiteLedger
+from litm.spend._ledger.rules import book_settle
+from litm.spend._money import format_usd, parse_usd
 from spend_support import Clock, MakeLedger, make_ledger_fixture  # noqa: F401
 
 CHAIN = ("project:acme", "user:42")
@@ -210,7 +210,7 @@ def test_bad_holds_are_refused_before_the_store(make_ledger: MakeLedger, bad: Ho
 def test_million_one_micro_dollar_settles_sum_exactly(tmp_path: object) -> None:
     """10^6 settles of $0.000001 sum to exactly $1: the booking rules in bulk, then the SQLite counters."""
     assert sum([0.000001] * 10**6) != 1.0  # why floats are not allowed anywhere near the ledger
-    from litm.spend.ledger.base import ReservationRecord
+    from litm.spend._ledger.base import ReservationRecord
 
     rec = ReservationRecord("k", ("p",), ("p|total|total",), 1, 0.0, 60.0, "v", "m", "p")
     unit = parse_usd("0.000001")
@@ -390,7 +390,7 @@ def test_redis_ledger_without_the_client_names_the_extra(monkeypatch: pytest.Mon
     import sys
 
     from litm.errors import MissingDependencyError
-    from litm.spend.ledger import open_ledger
+    from litm.spend._ledger import open_ledger
 
     monkeypatch.setitem(sys.modules, "redis", None)  # as if the redis package were not installed
     with pytest.raises(MissingDependencyError, match=r"litm\[spend-redis\]"):
@@ -405,7 +405,7 @@ def test_redis_reloads_flushed_scripts_and_resends_after_a_lost_reply(
 ) -> None:
     import redis
 
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     url = redis_server.url  # type: ignore[attr-defined]
     ledger = RedisLedger(url, namespace=redis_namespace)
@@ -436,7 +436,7 @@ def test_redis_reads_records_in_the_json_format_of_earlier_builds(redis_server: 
 
     import redis
 
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     ledger = RedisLedger(redis_server.url, namespace=redis_namespace, clock=Clock())  # type: ignore[attr-defined]
     ledger.set_limit("p", "total", 1000)

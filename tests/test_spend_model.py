@@ -13,10 +13,13 @@ import pytest
 
 from http_capture import Capture, http
 from litm.errors import InvalidOptionError, ModelError, PriceUnknownError, SpendBudgetExceeded
-from litm.models import AnthropicModel, Completion, OpenAIModel, complete_many
-from litm.spend import ChargedModel, SpendCap, charged
-from litm.spend.ledger import SQLiteLedger
-from litm.spend.money import micros_ceil
+from litm.models import Completion, complete_many
+from litm.models._anthropic_backend import AnthropicModel
+from litm.models._openai_backend import OpenAIModel
+from litm.spend import SpendCap, charged
+from litm.spend._ledger import SQLiteLedger
+from litm.spend._model import ChargedModel
+from litm.spend._money import micros_ceil
 
 QUESTION = [{"role": "user", "content": "Say hi."}]
 

@@ -17,8 +17,9 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 
 from litm.errors import PriceTableError, PriceUnknownError, SpendRequestError
 from litm.models import Completion
-from litm.spend import PriceTable, Usage, price_completion, price_usage, usage_from, worst_case
-from litm.spend.money import format_usd, micros_ceil, parse_usd, rate_from_usd_per_mtok
+from litm.spend import PriceTable, Usage, price_completion, usage_from
+from litm.spend._cost import price_usage, worst_case
+from litm.spend._money import format_usd, micros_ceil, parse_usd, rate_from_usd_per_mtok
 
 DATA = Path(__file__).resolve().parent.parent / "src" / "litm" / "spend" / "data"
 TABLE = PriceTable.load()

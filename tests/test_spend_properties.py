@@ -14,8 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from litm.errors import SpendRequestError
-from litm.spend.money import CANONICAL, MAX_MICROS, format_usd, parse_usd, rate_from_usd_per_mtok
-from litm.spend.scopes import WINDOWS, check_chain, check_scope, check_window, counter_name, window_id
+from litm.spend._money import CANONICAL, MAX_MICROS, format_usd, parse_usd, rate_from_usd_per_mtok
+from litm.spend._scopes import WINDOWS, check_chain, check_scope, check_window, counter_name, window_id
 
 SETTINGS = settings(max_examples=200, deadline=None)
 # Characters that make malformed money: digits and their look-alikes, signs, separators, spaces, letters of
@@ -176,7 +176,7 @@ def test_a_chain_is_one_to_eight_distinct_scopes(chain: list[str]) -> None:
 
 # -- Redis URLs ----------------------------------------------------------------------------------------
 
-redis_url = pytest.importorskip("litm.spend.ledger.redis_url")
+redis_url = pytest.importorskip("litm.spend._ledger.redis_url")
 hosts = st.from_regex(r"[a-z0-9][a-z0-9-]{0,20}(\.[a-z0-9-]{1,10}){0,3}", fullmatch=True) | st.sampled_from(
     ["127.0.0.1", "::1", "fe80::1", "10.0.0.7"]
 )
@@ -233,7 +233,7 @@ def test_any_redis_url_parses_canonically_or_is_a_typed_error(url: str) -> None:
 def test_any_query_string_is_read_or_a_typed_error_by_the_ledger(url: str) -> None:
     """What litm passes on to redis-py (query options) may be refused there too: still a typed error."""
     pytest.importorskip("redis")
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     try:
         RedisLedger(url).close()

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from litm.errors import SpendBudgetExceeded
-from litm.spend.ledger import HoldRequest, SQLiteLedger
+from litm.spend._ledger import HoldRequest, SQLiteLedger
 
 WORKERS = 8
 PER_WORKER = 500
@@ -38,7 +38,7 @@ HOOK_POINT = {"sqlite": {"reserve_in_txn": "reserve:in_txn", "settle_in_txn": "s
 def open_store(store: str, where: str, *, hooks: Any = None, clock: Any = None) -> Any:
     if store == "sqlite":
         return SQLiteLedger(where, hooks=hooks, clock=clock or time.time)
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     url, namespace = where.split("#")
     return RedisLedger(url, namespace=namespace, hooks=hooks, clock=clock)

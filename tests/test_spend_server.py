@@ -18,10 +18,11 @@ from fixtures_server import Server
 from http_capture import http
 from litm.budget import guard
 from litm.errors import PriceUnknownError, SpendBudgetExceeded
-from litm.models import OpenAIModel, complete_many, load_model
+from litm.models import complete_many, load_model
+from litm.models._openai_backend import OpenAIModel
 from litm.spend import SpendCap, charged
-from litm.spend.ledger import SQLiteLedger
-from litm.spend.money import micros_ceil
+from litm.spend._ledger import SQLiteLedger
+from litm.spend._money import micros_ceil
 from litm.tokens import get_tokenizer
 
 pytestmark = pytest.mark.server

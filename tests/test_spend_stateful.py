@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from litm.errors import SpendBudgetExceeded
-from litm.spend.ledger import HoldRequest, SQLiteLedger
-from litm.spend.scopes import WINDOWS, counter_name, window_id
+from litm.spend._ledger import HoldRequest, SQLiteLedger
+from litm.spend._scopes import WINDOWS, counter_name, window_id
 from spend_support import T0, Clock
 
 SCOPES = ("project:p", "user:a", "user:b")
@@ -170,7 +170,7 @@ def test_sqlite_ledger_matches_the_model(tmp_path: Any) -> None:
 
 @pytest.mark.redis
 def test_redis_ledger_matches_the_model(redis_server: Any) -> None:
-    from litm.spend.ledger.redis import RedisLedger
+    from litm.spend import RedisLedger
 
     class RedisMachine(LedgerMachine):
         @staticmethod

@@ -19,7 +19,7 @@ import pytest
 from fixtures_redis import RedisServer
 from litm.errors import LedgerUnavailableError, ReserveUncertainError
 from litm.spend import SpendCap
-from litm.spend.ledger.redis import RedisLedger
+from litm.spend import RedisLedger
 
 pytestmark = pytest.mark.redis
 TIMEOUT_S = 0.3

@@ -34,7 +34,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from litm.budget import as_tokenizer
+from litm.budget._counting import as_tokenizer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError
 from litm.models.tokenizers import Tokenizer
 from litm.placement import DEFAULT_STRATEGY, PositionProfile, get_strategy, to_docs

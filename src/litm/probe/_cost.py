@@ -1,15 +1,15 @@
 """What a probe costs in money: cached and uncached prompt tokens priced apart, from the spend price table.
 
-Rates come from :class:`litm.spend.prices.PriceTable` (the shipped, hash-checked snapshot; nothing is
+Rates come from :class:`litm.spend.PriceTable` (the shipped, hash-checked snapshot; nothing is
 fetched), looked up by the model's provider and name: plain input, cache reads, cache writes and output
 each at their own rate, per call, at the long-context tier the call's input falls in
-(:func:`litm.spend.cost.price_usage`). ``price_in`` / ``price_out`` (USD per million tokens, the CLI's
+(:func:`litm.spend._cost.price_usage`). ``price_in`` / ``price_out`` (USD per million tokens, the CLI's
 ``--price-in`` / ``--price-out``) override the input and output rates; the table's cache rates are kept
 for a model it knows, else cache tokens are charged as input (what a provider without a cache discount
 bills). A model the table does not know and no override: the bill has token counts and no dollars.
 
 Example:
-    >>> from litm.spend.cost import Usage
+    >>> from litm.spend import Usage
     >>> pricer = Pricer("claude-sonnet-4-5", "anthropic")
     >>> bill = pricer.bill([Usage(10_000, 20, cache_read_tokens=9_000), Usage(10_000, 20, cache_write_tokens=9_000)])
     >>> bill.cache_read_tokens, bill.cache_write_tokens, bill.usd
@@ -24,9 +24,10 @@ from typing import Any
 
 from litm.errors import PriceUnknownError
 from litm.models._base import Model
-from litm.spend.cost import Usage, price_usage
-from litm.spend.money import format_usd, rate_to_usd_per_mtok
-from litm.spend.prices import ModelRates, PriceTable, default_table
+from litm.spend import PriceTable, Usage
+from litm.spend._cost import price_usage
+from litm.spend._money import format_usd, rate_to_usd_per_mtok
+from litm.spend._prices import ModelRates, default_table
 
 __all__ = ["Bill", "Pricer", "provider_of", "row_usage"]
 

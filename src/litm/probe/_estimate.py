@@ -31,7 +31,7 @@ from litm.probe._grid import ProbeConfig, plan
 from litm.probe._prepare import Prepared, ProbeContext, prepare
 from litm.probe._runner import reuse_rule
 from litm.probe._schedule import PrefillCost, PrefillMeter, batches, run_order, token_encoder
-from litm.spend.cost import Usage
+from litm.spend import Usage
 
 __all__ = ["ProbeEstimate", "estimate", "prefill_tokens"]
 

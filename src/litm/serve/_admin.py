@@ -22,8 +22,8 @@ from litm.serve._config import GatewayConfig
 from litm.serve._keys import VirtualKey
 from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import open_ledger, parse_usd
-from litm.spend.reservation import Money
-from litm.spend.scopes import Window, check_window
+from litm.spend._reservation import Money
+from litm.spend._scopes import Window, check_window
 
 __all__ = ["create_key", "list_keys", "revoke_key", "rotate_key"]
 

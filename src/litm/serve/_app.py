@@ -9,7 +9,7 @@ a key.
 
 After :func:`~litm.serve._admit.admit` let a request through, it is sent to the configured upstream only,
 with only the allow-listed headers and the upstream's own secret. The hold is then booked by
-:mod:`litm.spend.outcome`'s rule (through the spend step): settled from the answer's usage; refunded when
+:mod:`litm.spend._outcome`'s rule (through the spend step): settled from the answer's usage; refunded when
 the upstream refused the request (4xx, 503, 529) or could not be reached; charged in full when it may have
 run (5xx, a timeout waiting, an unreadable answer). Responses carry ``x-request-id`` and the
 ``x-litm-*`` headers: the hold, the cost and what is left on the tightest scope.
@@ -57,7 +57,7 @@ UPSTREAM_PATHS = {"openai-chat": "/chat/completions", "openai-responses": "/resp
 
 
 class UpstreamStatus(Exception):
-    """The upstream answered an error status (read by :func:`litm.spend.outcome.status_of`)."""
+    """The upstream answered an error status (read by :func:`litm.spend._outcome.status_of`)."""
 
     def __init__(self, status_code: int) -> None:
         super().__init__(f"upstream answered HTTP {status_code}")

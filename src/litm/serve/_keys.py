@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from litm.errors import SpendRequestError, VirtualKeyError
-from litm.spend.scopes import check_chain
+from litm.spend._scopes import check_chain
 
 __all__ = ["DUMMY_DIGEST", "KEY_PREFIX", "KEY_RE", "KeyStore", "VirtualKey", "check_key_options", "digest"]
 

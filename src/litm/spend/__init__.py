@@ -1,6 +1,6 @@
 """The spend cap: a hard dollar budget across threads, processes and machines, checked before each call.
 
-See :mod:`litm.spend.budget` for the flow and the rules, ``docs/spend.md`` for the guarantees.
+See :class:`SpendCap` for the flow and the rules, ``docs/spend.md`` for the guarantees.
 
 >>> import os, tempfile
 >>> from litm.spend import SpendCap
@@ -26,23 +26,13 @@ from litm.errors import (
     SpendLimitNotSetError,
     SpendRequestError,
 )
-from litm.spend.budget import SpendCap
-from litm.spend.cost import (
-    APPROX_MARGIN,
-    Estimate,
-    Usage,
-    input_bound,
-    price_completion,
-    price_usage,
-    usage_from,
-    worst_case,
-)
-from litm.spend.ledger import Ledger, SQLiteLedger, open_ledger
-from litm.spend.model import ChargedModel, charged
-from litm.spend.money import format_usd, parse_usd
-from litm.spend.outcome import may_be_billed
-from litm.spend.prices import ModelRates, PriceTable, TokenRates, default_table
-from litm.spend.reservation import Reservation
+from litm.spend._budget import SpendCap
+from litm.spend._cost import Usage, price_completion, usage_from
+from litm.spend._ledger import AsyncLedger, Ledger, SQLiteLedger, open_ledger
+from litm.spend._model import charged
+from litm.spend._money import parse_usd
+from litm.spend._prices import PriceTable
+from litm.spend._reservation import Reservation
 
 SpendBudget = SpendCap  # the issue's other name for it
 
@@ -50,20 +40,17 @@ SpendBudget = SpendCap  # the issue's other name for it
 def __getattr__(name: str) -> object:
     # RedisLedger needs the optional redis client: imported when asked for, so `import litm.spend` works without it.
     if name == "RedisLedger":
-        from litm.spend.ledger.redis import RedisLedger
+        from litm.spend._ledger.redis import RedisLedger
 
         return RedisLedger
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
-    "APPROX_MARGIN",
-    "ChargedModel",
+    "AsyncLedger",
     "CorruptLedgerError",
-    "Estimate",
     "Ledger",
     "LedgerNotFoundError",
     "LedgerUnavailableError",
-    "ModelRates",
     "PriceTable",
     "PriceTableError",
     "PriceUnknownError",
@@ -77,17 +64,10 @@ __all__ = [
     "SpendCap",
     "SpendLimitNotSetError",
     "SpendRequestError",
-    "TokenRates",
     "Usage",
     "charged",
-    "default_table",
-    "format_usd",
-    "input_bound",
-    "may_be_billed",
     "open_ledger",
     "parse_usd",
     "price_completion",
-    "price_usage",
     "usage_from",
-    "worst_case",
 ]

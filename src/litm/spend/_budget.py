@@ -48,7 +48,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 from litm.errors import (
     LedgerUnavailableError,
@@ -58,20 +58,40 @@ from litm.errors import (
     SpendRequestError,
 )
 from litm.models.tokenizers import TokenCount
-from litm.spend.cost import APPROX_MARGIN, Estimate, check_margin, worst_case
-from litm.spend.ledger import Ledger, open_ledger
-from litm.spend.ledger.base import AsyncLedger, CounterStatus, Event, HoldRequest, ReservationRecord, Settlement
-from litm.spend.ledger.rules import check_count, check_lease
-from litm.spend.money import parse_usd
-from litm.spend.prices import ModelRates, PriceTable, default_table
-from litm.spend.reservation import Money, Reservation, day_of, split_version, version_with_context
-from litm.spend.scopes import Window, check_chain, check_window
+from litm.spend._cost import APPROX_MARGIN, Estimate, check_margin, worst_case
+from litm.spend._ledger import Ledger, open_ledger
+from litm.spend._ledger.base import AsyncLedger, CounterStatus, Event, HoldRequest, ReservationRecord, Settlement
+from litm.spend._ledger.rules import check_count, check_lease
+from litm.spend._money import parse_usd
+from litm.spend._prices import ModelRates, PriceTable, default_table
+from litm.spend._reservation import Money, Reservation, day_of, split_version, version_with_context
+from litm.spend._scopes import Window, check_chain, check_window
 
 __all__ = ["SpendCap"]
 
 log = logging.getLogger("litm.spend")
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
+
+
+class HoldOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`SpendCap.reserve` besides the model, the prompt and the output limit."""
+
+    provider: str | None
+    input_exact: bool
+    key: str | None
+    scopes: Sequence[str] | None
+    lease_s: float | None
+    price_context: Mapping[str, str] | None
+    cache_writes: bool
+    amount: Money | None
+
+
+class ReserveOptions(HoldOptions, total=False):
+    """Every keyword argument of :meth:`SpendCap.reserve` (what ``areserve``, ``hold`` and ``ahold`` pass on)."""
+
+    input_tokens: int | TokenCount | None
+    max_tokens: int | None
 
 class SpendCap:
     """A dollar budget over a ledger (an SQLite path, a ``redis://`` URL, or a ledger object).
@@ -98,7 +118,7 @@ class SpendCap:
         ledger: Ledger | str | Path,
         *,
         scopes: Sequence[str] = (),
-        prices: PriceTable | Mapping[str, Mapping[str, Any]] | None = None,
+        prices: PriceTable | Mapping[str, Mapping[str, object]] | None = None,
         lease_s: float = 900.0,
         margin: float = APPROX_MARGIN,
         fail_open: bool = False,
@@ -121,7 +141,7 @@ class SpendCap:
 
     # -- configuration and reports -------------------------------------------------------------------
 
-    def with_prices(self, prices: Mapping[str, Mapping[str, Any]]) -> SpendCap:
+    def with_prices(self, prices: Mapping[str, Mapping[str, object]]) -> SpendCap:
         """A cap on the same ledger and scopes whose price table also has ``prices`` (model name -> USD per
         MTok rates, as in ``SpendCap(prices=...)``). Its table has its own version, so a reservation made
         through it is settled through it (or with an explicit ``cost=``)."""
@@ -238,7 +258,7 @@ class SpendCap:
             record, unbacked = self._unbacked(hold, exc), True
         return Reservation(self, record, rates, est, max_tokens, provider, unbacked=unbacked)
 
-    async def areserve(self, model: str | None = None, **kwargs: Any) -> Reservation:
+    async def areserve(self, model: str | None = None, **kwargs: Unpack[ReserveOptions]) -> Reservation:
         """:meth:`reserve` for event loops (same arguments): SQLite work runs in a thread, Redis goes
         through ``redis.asyncio``."""
         hold, rates, est = self._prepare(model, **kwargs)
@@ -280,7 +300,7 @@ class SpendCap:
                         outcome.key, outcome.cost, outcome.amount)  # fmt: skip
         return outcome
 
-    def settle(self, key: str, usage: Any = None, *, cost: Money | None = None) -> Settlement:
+    def settle(self, key: str, usage: object = None, *, cost: Money | None = None) -> Settlement:
         """Settle a reservation by key (from any process): priced with the table version, date and request
         context (``service_tier``, ...) it was reserved with.
 
@@ -338,7 +358,7 @@ class SpendCap:
         return f"ended without settle ({type(exc).__name__}: {exc})"
 
     @contextmanager
-    def hold(self, model: str | None = None, **kwargs: Any) -> Iterator[Reservation]:
+    def hold(self, model: str | None = None, **kwargs: Unpack[ReserveOptions]) -> Iterator[Reservation]:
         """:meth:`reserve` for a ``with`` block (same arguments); leaving it without ``settle`` or
         ``refund`` (an exception, an aborted stream, a forgotten settle) charges the full hold."""
         r = self.reserve(model, **kwargs)
@@ -352,7 +372,7 @@ class SpendCap:
             r.charge_in_full(self._why(None))
 
     @asynccontextmanager
-    async def ahold(self, model: str | None = None, **kwargs: Any) -> AsyncIterator[Reservation]:
+    async def ahold(self, model: str | None = None, **kwargs: Unpack[ReserveOptions]) -> AsyncIterator[Reservation]:
         """The ``async with`` form of :meth:`hold`."""
         r = await self.areserve(model, **kwargs)
         try:
@@ -365,7 +385,7 @@ class SpendCap:
             await r.acharge_in_full(self._why(None))
 
     def charged(self, model: str, *, max_tokens: int, input_tokens: int | Callable[..., int | tuple[int, bool]],
-                **reserve_kwargs: Any) -> Callable[[F], F]:  # fmt: skip
+                **reserve_kwargs: Unpack[HoldOptions]) -> Callable[[F], F]:  # fmt: skip
         """Decorate a function that makes one call and returns its response (or usage, or Completion).
 
         ``input_tokens`` is an int or a callable taking the function's arguments and returning the count
@@ -386,12 +406,12 @@ class SpendCap:
 
         exact_default = reserve_kwargs.pop("input_exact", False)
 
-        def counted(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        def counted(args: tuple[object, ...], kwargs: dict[str, object]) -> ReserveOptions:
             got = input_tokens(*args, **kwargs) if callable(input_tokens) else input_tokens
             n, exact = got if isinstance(got, tuple) else (got, exact_default)
             return {**reserve_kwargs, "input_tokens": n, "input_exact": exact, "max_tokens": max_tokens}
 
-        def cost_of(r: Reservation, result: Any) -> int:
+        def cost_of(r: Reservation, result: object) -> int:
             try:
                 return r.cost_of(result)
             except SpendRequestError as exc:  # the call ran: keep its result, charge what it may have cost
@@ -402,7 +422,7 @@ class SpendCap:
             if inspect.iscoroutinefunction(fn):
 
                 @functools.wraps(fn)
-                async def run_async(*args: Any, **kwargs: Any) -> Any:
+                async def run_async(*args: object, **kwargs: object) -> object:
                     async with self.ahold(model, **counted(args, kwargs)) as r:
                         result = await fn(*args, **kwargs)
                         r.settlement = await self._aclose(r, cost_of(r, result), refund=False)
@@ -411,7 +431,7 @@ class SpendCap:
                 return run_async  # type: ignore[return-value]
 
             @functools.wraps(fn)
-            def run(*args: Any, **kwargs: Any) -> Any:
+            def run(*args: object, **kwargs: object) -> object:
                 with self.hold(model, **counted(args, kwargs)) as r:
                     result = fn(*args, **kwargs)
                     r.settlement = self._close(r, cost_of(r, result), refund=False)

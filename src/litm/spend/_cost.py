@@ -18,7 +18,7 @@ Completions and Responses, Anthropic Messages, plain dicts, litm ``Completion``)
   ``cache_write_tokens`` where reported).
 * Anthropic: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 
->>> from litm.spend.prices import PriceTable
+>>> from litm.spend._prices import PriceTable
 >>> rates = PriceTable.load().rates("gpt-4o-mini", provider="openai")
 >>> worst_case(rates, input_tokens=1000, input_exact=True, max_tokens=500).micros   # 150 + 300 µ$
 450
@@ -32,13 +32,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from litm.errors import PriceUnknownError, SpendRequestError
 from litm.models import Completion
-from litm.models.tokenizers import UNSTATED_MARGIN, TokenCount
-from litm.spend.money import micros_ceil
-from litm.spend.prices import ModelRates, PriceTable, default_table
+from litm.models.tokenizers import TokenCount
+from litm.models.tokenizers._base import UNSTATED_MARGIN
+from litm.spend._money import micros_ceil
+from litm.spend._prices import ModelRates, PriceTable, default_table
 
 __all__ = [
     "APPROX_MARGIN",
@@ -191,7 +191,7 @@ def _first(*values: int | None) -> int:
     return next(v for v in values if v is not None)
 
 
-def _get(obj: Any, *path: str) -> Any:
+def _get(obj: object, *path: str) -> object:
     """``obj.a.b`` or ``obj["a"]["b"]``, None when any step is missing (SDK objects and dicts alike)."""
     for name in path:
         if obj is None:
@@ -200,7 +200,7 @@ def _get(obj: Any, *path: str) -> Any:
     return obj
 
 
-def _int(value: Any, what: str) -> int:
+def _int(value: object, what: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
@@ -208,7 +208,7 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
-def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
+def usage_from(obj: object, *, provider: str | None = None) -> Usage:
     """Normalise a provider usage object, a response that has ``.usage``, a dict, or a litm ``Completion``.
 
     Anthropic's shape is recognised by its cache fields (``cache_read_input_tokens`` /
@@ -261,7 +261,7 @@ def usage_from(obj: Any, *, provider: str | None = None) -> Usage:
                  _int(written, "cache_write_tokens"))  # fmt: skip
 
 
-def price_completion(completion: Any, *, provider: str | None = None, prices: PriceTable | None = None,
+def price_completion(completion: object, *, provider: str | None = None, prices: PriceTable | None = None,
                      on: date | None = None) -> int:  # fmt: skip
     """What a litm :class:`~litm.models.Completion` cost, in micro-dollars, priced by its ``model`` at
     ``provider`` (its ``input_tokens`` include cache reads and writes, whatever the backend).

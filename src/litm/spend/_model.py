@@ -9,7 +9,7 @@ tokenizer is, otherwise with that tokenizer's stated margin,
 :class:`~litm.errors.SpendBudgetExceeded` before anything is sent when it does not fit. After the call it
 settles the :class:`~litm.models.Completion` (``input_tokens`` with cache reads and writes,
 ``cached_tokens``, ``cache_write_tokens``). A call that fails is refunded or charged in full by the rule of
-:mod:`litm.spend.outcome`.
+:mod:`litm.spend._outcome`.
 
 Rules that keep the cap exact:
 
@@ -37,15 +37,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from litm.errors import InvalidOptionError, PriceUnknownError
-from litm.models import Completion, GenerationRequest, Model, PromptLike
-from litm.models._base import NativePrompt
+from litm.models import Completion, GenerationRequest, Model
+from litm.models._base import NativePrompt, PromptLike
 from litm.models.tokenizers import TokenCount, Tokenizer, safety_margin
-from litm.spend.budget import SpendCap
-from litm.spend.outcome import may_be_billed
-from litm.spend.reservation import Reservation
+from litm.spend._budget import SpendCap
+from litm.spend._outcome import may_be_billed
+from litm.spend._reservation import Reservation
 
 __all__ = ["ChargedModel", "charged"]
 
@@ -118,7 +117,7 @@ def charged(
     model: Model,
     cap: SpendCap,
     *,
-    price: Mapping[str, Any] | None = None,
+    price: Mapping[str, object] | None = None,
     provider: str | None = None,
     scopes: Sequence[str] | None = None,
     key: Callable[[GenerationRequest], str] | None = None,

@@ -6,7 +6,7 @@ litm never fetches prices at run time. Loading re-hashes the content and refuses
 does not match (:class:`~litm.errors.PriceTableError`), so a hand-edited or truncated table cannot price
 calls silently.
 
-Rates are integer pico-dollars per token (see :mod:`litm.spend.money`). Long-context tiers follow the
+Rates are integer pico-dollars per token (see :mod:`litm.spend._money`). Long-context tiers follow the
 providers' cliff rule: once a request's input passes a tier's start, every token of that request (input,
 output and cache) pays the tier's rates.
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.errors import PriceTableError, PriceUnknownError, SpendRequestError
-from litm.spend.money import rate_from_usd_per_mtok
+from litm.spend._money import rate_from_usd_per_mtok
 
 __all__ = ["ModelRates", "PriceTable", "TokenRates", "default_table"]
 
@@ -145,7 +145,7 @@ class PriceTable:
     reservation records it, and a settle refuses to price with a different version.
     """
 
-    def __init__(self, doc: Mapping[str, Any], *, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, doc: Mapping[str, Any], *, overrides: Mapping[str, Mapping[str, object]] | None = None) -> None:
         if doc.get("format") != 1 or not isinstance(doc.get("providers"), list):
             raise PriceTableError("price table: expected format 1 with a 'providers' list")
         self.meta: dict[str, Any] = {k: v for k, v in doc.items() if k != "providers"}
@@ -182,7 +182,7 @@ class PriceTable:
             raise PriceTableError(f"price table {path or _SNAPSHOT}: sha256 {actual} does not match {expected}")
         return cls(doc)
 
-    def with_prices(self, prices: Mapping[str, Mapping[str, Any]]) -> PriceTable:
+    def with_prices(self, prices: Mapping[str, Mapping[str, object]]) -> PriceTable:
         """A copy whose ``prices`` (model name -> rates in USD per MTok) take precedence over the table.
 
         Rates are decimal strings (``{"input": "0.5", "output": "1.5", "cache_read": "0.05"}``), tiers

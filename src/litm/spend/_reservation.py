@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Protocol
 
 from litm.errors import SpendRequestError
-from litm.spend.cost import Estimate, price_usage, usage_from
-from litm.spend.ledger.base import ReservationRecord, Settlement
-from litm.spend.money import parse_usd
-from litm.spend.prices import ModelRates
+from litm.spend._cost import Estimate, price_usage, usage_from
+from litm.spend._ledger.base import ReservationRecord, Settlement
+from litm.spend._money import parse_usd
+from litm.spend._prices import ModelRates
 
 log = logging.getLogger("litm.spend")
 
@@ -95,7 +95,7 @@ class Reservation:
     def closed(self) -> bool:
         return self.settlement is not None
 
-    def cost_of(self, usage: Any = None, *, cost: Money | None = None) -> int:
+    def cost_of(self, usage: object = None, *, cost: Money | None = None) -> int:
         """What ``usage`` (or an explicit ``cost`` in dollars) costs at this reservation's rates.
 
         Without rates (a reservation made with an explicit ``amount``) and without ``cost``, the cost is
@@ -109,7 +109,7 @@ class Reservation:
             return self.amount
         return price_usage(self.rates, usage_from(usage, provider=self.provider))
 
-    def settle(self, usage: Any = None, *, cost: Money | None = None) -> Settlement:
+    def settle(self, usage: object = None, *, cost: Money | None = None) -> Settlement:
         """Settle at the reported usage (OpenAI or Anthropic usage, a response, a dict, a Completion)."""
         self.settlement = self.cap._close(self, self.cost_of(usage, cost=cost), refund=False)
         return self.settlement
@@ -132,7 +132,7 @@ class Reservation:
         self.settlement = await self.cap._aclose(self, self.amount, refund=False)
         return self.settlement
 
-    async def asettle(self, usage: Any = None, *, cost: Money | None = None) -> Settlement:
+    async def asettle(self, usage: object = None, *, cost: Money | None = None) -> Settlement:
         """:meth:`settle` without blocking the event loop."""
         self.settlement = await self.cap._aclose(self, self.cost_of(usage, cost=cost), refund=False)
         return self.settlement

@@ -15,7 +15,7 @@ the next one (:class:`~litm.budget._guard.spend.SpendStep`): its ``before`` rese
 (the gate's bound and the body's ``max_tokens``) and refuses when the budget cannot hold it,
 ``retrying`` reserves again when the failed attempt may have been billed, ``after`` settles the
 reservation with the response's ``usage`` (wrapping a stream to settle when it ends), and ``failed``
-refunds it or charges it by the rule of :mod:`litm.spend.outcome`.
+refunds it or charges it by the rule of :mod:`litm.spend._outcome`.
 
 Example:
     >>> class Log(Step):

@@ -17,7 +17,7 @@
   is charged in full and the retry reserves its own (key ``KEY~1``, ``KEY~2``, ...; refused like any
   reservation); when the provider refused it (429, 503, ...) the same hold covers the retry.
 * ``failed`` refunds only when nothing can have been billed (nothing sent, a connection never made, a
-  refusal status); otherwise the hold is charged in full (the rule of :mod:`litm.spend.outcome`).
+  refusal status); otherwise the hold is charged in full (the rule of :mod:`litm.spend._outcome`).
 
 The reservation key is ``key(call)`` when the step has a ``key`` function, else the key set by
 :func:`spend_key` around the call, else generated. A key names one call: a key already in the ledger is
@@ -59,7 +59,7 @@ from litm.budget._guard.metering import StreamMeter, StreamUsage, is_raw_respons
 from litm.budget._guard.pipeline import Attempt, Call, Step
 from litm.errors import LedgerUnavailableError, ReservationError, SpendRequestError
 from litm.spend import Reservation, SpendCap
-from litm.spend.outcome import may_be_billed, refused_status
+from litm.spend._outcome import may_be_billed, refused_status
 
 __all__ = ["OUTPUT_LIMITS", "SpendStep", "spend_key"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from litm.errors import SpendRequestError
-from litm.spend.ledger.base import (
+from litm.spend._ledger.base import (
     AsyncLedger,
     CounterStatus,
     Event,
@@ -21,8 +21,8 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.redis_url import REDIS_SCHEMES
-from litm.spend.ledger.sqlite import SQLiteLedger
+from litm.spend._ledger.redis_url import REDIS_SCHEMES
+from litm.spend._ledger.sqlite import SQLiteLedger
 
 __all__ = [
     "REDIS_SCHEMES",
@@ -48,7 +48,7 @@ def open_ledger(spec: str | Path, *, namespace: str = "default", create: bool = 
     """
     text = str(spec)
     if text.startswith(REDIS_SCHEMES):
-        from litm.spend.ledger.redis import RedisLedger
+        from litm.spend._ledger.redis import RedisLedger
 
         return RedisLedger(text, namespace=namespace)
     if "://" in text:  # a mistyped URL ("Redis://", "redis:/") must not become a file of that name

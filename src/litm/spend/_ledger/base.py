@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from litm.spend.scopes import Window
+from litm.spend._scopes import Window
 
 __all__ = [
     "AsyncLedger",
@@ -79,7 +79,7 @@ class ReservationRecord:
 
     ``counters`` are the counter names (``scope|window|window id``) it was booked to at reserve time;
     its settle, refund or expiry is booked to the same counters (the window rollover rule of
-    :mod:`litm.spend.scopes`). ``charged`` is what it costs now (0 while held).
+    :mod:`litm.spend._scopes`). ``charged`` is what it costs now (0 while held).
     """
 
     key: str

@@ -38,7 +38,8 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack
 
 from litm.errors import (
     CorruptLedgerError,
@@ -47,8 +48,8 @@ from litm.errors import (
     ReservationError,
     SpendRequestError,
 )
-from litm.spend.ledger import redis_lua as lua
-from litm.spend.ledger.base import (
+from litm.spend._ledger import redis_lua as lua
+from litm.spend._ledger.base import (
     CounterStatus,
     Event,
     HoldRequest,
@@ -58,8 +59,8 @@ from litm.spend.ledger.base import (
     ReservationRecord,
     Settlement,
 )
-from litm.spend.ledger.redis_url import RedisURL, parse_redis_url
-from litm.spend.ledger.rules import (
+from litm.spend._ledger.redis_url import RedisURL, parse_redis_url
+from litm.spend._ledger.rules import (
     check_count,
     check_hold,
     check_limit,
@@ -72,10 +73,28 @@ from litm.spend.ledger.rules import (
     statuses,
     uncertain,
 )
-from litm.spend.money import check_micros
-from litm.spend.scopes import Window
+from litm.spend._money import check_micros
+from litm.spend._scopes import Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
+
+T = TypeVar("T")
+
+
+class _Connection(Protocol):
+    # The part of redis-py's connection the call path talks to directly (its own annotations are partial).
+    def send_command(self, *args: str | int) -> None: ...
+    def read_response(self) -> Any: ...  # a Redis reply: nested lists of bytes and ints, as the script returns
+    def disconnect(self) -> None: ...
+
+
+class RedisOptions(TypedDict, total=False):
+    """The options of :class:`RedisLedger` besides the URL and the hooks (see its docstring)."""
+
+    namespace: str
+    clock: Callable[[], float] | None
+    socket_timeout_s: float
+    sweep_batch: int
 
 # The namespace is spliced into every key inside a {hash tag}: printable, no whitespace, braces or '|'.
 _NAMESPACE_RE = re.compile(r"[^{}|\s]{1,64}")
@@ -83,7 +102,7 @@ _SCRIPTS = {"reserve": lua.RESERVE, "settle": lua.SETTLE, "sweep": lua.SWEEP, "s
             "reset": lua.RESET, "window_ids": lua.WINDOW_IDS}  # fmt: skip
 
 
-def _redis_module() -> Any:
+def _redis_module() -> ModuleType:
     try:
         import redis
     except ImportError:
@@ -91,7 +110,7 @@ def _redis_module() -> Any:
     return redis
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -99,7 +118,7 @@ def _names(csv: str) -> tuple[str, ...]:
     return tuple(name for name in csv.split(",") if name)
 
 
-def _record(key: str, raw: Any) -> ReservationRecord:
+def _record(key: str, raw: object) -> ReservationRecord:
     """A stored record (``redis_lua``'s tab-separated format, or the JSON of earlier development builds);
     :class:`CorruptLedgerError` when it is neither."""
     try:
@@ -109,7 +128,7 @@ def _record(key: str, raw: Any) -> ReservationRecord:
                                  f"({type(exc).__name__})") from None  # fmt: skip
 
 
-def _decode_record(key: str, raw: Any) -> ReservationRecord:
+def _decode_record(key: str, raw: object) -> ReservationRecord:
     text = _text(raw)
     if text.startswith("{"):
         rec = json.loads(text)
@@ -154,7 +173,7 @@ class _Codec:
     def now_arg(self) -> str:
         return "" if self.clock is None else repr(float(self.clock()))
 
-    def reserve_args(self, hold: HoldRequest) -> list[Any]:
+    def reserve_args(self, hold: HoldRequest) -> list[str | int]:
         check_hold(hold)
         return [hold.key, hold.amount, repr(float(hold.lease_s)), hold.price_version, hold.model, hold.provider,
                 self.now_arg(), self.sweep_batch, *hold.chain]  # fmt: skip
@@ -196,15 +215,15 @@ def _guard(url: str) -> Iterator[None]:
         raise LedgerUnavailableError(f"Redis ledger {url}: {exc}") from None
 
 
-def _from_url(factory: Any, url: str, socket_timeout_s: float) -> Any:
-    """``factory.from_url(url)``: an option redis-py cannot read in the query string is a typed error."""
+def _from_url(from_url: Callable[..., T], url: str, socket_timeout_s: float) -> T:
+    """``from_url(url)`` (a client class's): an option redis-py cannot read in the query string is a typed error."""
     try:
-        return factory.from_url(url, **_client_options(socket_timeout_s))
+        return from_url(url, **_client_options(socket_timeout_s))
     except (ValueError, TypeError) as exc:
         raise SpendRequestError(f"Redis URL {url!r}: {exc}") from None
 
 
-def _client_options(socket_timeout_s: float) -> dict[str, Any]:
+def _client_options(socket_timeout_s: float) -> dict[str, object]:
     redis = _redis_module()
     # One retry: a reserve or settle resent after a dropped reply is harmless (same key: a replay).
     retry = redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)
@@ -221,24 +240,24 @@ class RedisLedger(_Codec):
     ``settle:sent``: the script was sent and its reply not yet read).
     """
 
-    def __init__(self, url: str, *, hooks: Hooks | None = None, **options: Any) -> None:
+    def __init__(self, url: str, *, hooks: Hooks | None = None, **options: Unpack[RedisOptions]) -> None:
         super().__init__(url, **options)
         self._hooks = dict(hooks or {})
         self._redis = redis = _redis_module()
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._own: list[Any] = []
+        self._own: list[_Connection] = []
         with _guard(url):
-            self._client = _from_url(redis.Redis, url, self.socket_timeout_s)
+            self._client = _from_url(redis.Redis.from_url, url, self.socket_timeout_s)
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
             if self._hooks:  # a crash test kills the process right after sending: the script must be there
                 for script in self._scripts.values():
                     self._client.script_load(script.script)
 
-    def _connection(self) -> Any:
+    def _connection(self) -> _Connection:
         # The call path keeps one connection per thread (and per process: never across fork()), and talks
         # to it directly: no pool checkout, retry wrapper or reply callbacks around every script.
-        conn = getattr(self._local, "conn", None)
+        conn: _Connection | None = getattr(self._local, "conn", None)
         if conn is None or self._local.pid != os.getpid():
             conn = self._client.connection_pool.make_connection()
             self._local.conn, self._local.pid = conn, os.getpid()
@@ -247,7 +266,7 @@ class RedisLedger(_Codec):
         return conn
 
     def _eval(
-        self, name: str, args: Sequence[Any], point: str = "", sent: list[bool] | None = None
+        self, name: str, args: Sequence[str | int], point: str = "", sent: list[bool] | None = None
     ) -> tuple[Any, bool]:
         """Run script ``name`` in one round trip; return its reply and whether it had to be sent again.
 
@@ -279,7 +298,7 @@ class RedisLedger(_Codec):
                         raise
                     resent = True
 
-    def _run(self, name: str, args: Sequence[Any], point: str = "") -> Any:
+    def _run(self, name: str, args: Sequence[str | int], point: str = "") -> Any:
         return self._eval(name, args, point)[0]
 
     def now(self) -> float:
@@ -424,16 +443,16 @@ class RedisLedger(_Codec):
 class AsyncRedisLedger(_Codec):
     """The async twin of :class:`RedisLedger` for event loops (``redis.asyncio``); same options."""
 
-    def __init__(self, url: str, **options: Any) -> None:
+    def __init__(self, url: str, **options: Unpack[RedisOptions]) -> None:
         super().__init__(url, **options)
         _redis_module()
         import redis.asyncio as aioredis
 
         with _guard(url):
-            self._client = _from_url(aioredis.Redis, url, self.socket_timeout_s)
+            self._client = _from_url(aioredis.Redis.from_url, url, self.socket_timeout_s)
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
 
-    async def _run(self, name: str, args: Sequence[Any]) -> Any:
+    async def _run(self, name: str, args: Sequence[str | int]) -> Any:
         with _guard(self.url):
             return await self._scripts[name](keys=self.keys, args=list(args))
 

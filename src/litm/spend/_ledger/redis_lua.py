@@ -1,4 +1,4 @@
-"""The Lua scripts of :class:`~litm.spend.ledger.redis.RedisLedger`: one script per operation.
+"""The Lua scripts of :class:`~litm.spend._ledger.redis.RedisLedger`: one script per operation.
 
 Redis runs a script atomically (no other command interleaves), so each operation reads and writes all
 counters of a chain in one step. Every script receives the same five keys, all in one hash slot through

@@ -20,9 +20,9 @@ from litm.errors import (
     SpendLimitNotSetError,
     SpendRequestError,
 )
-from litm.spend.ledger.base import CounterStatus, HoldRequest, Limit, Mismatch, ReservationRecord, Settlement, State
-from litm.spend.money import check_micros, format_usd
-from litm.spend.scopes import WINDOWS, Window, check_chain, check_scope, check_window, counter_name
+from litm.spend._ledger.base import CounterStatus, HoldRequest, Limit, Mismatch, ReservationRecord, Settlement, State
+from litm.spend._money import check_micros, format_usd
+from litm.spend._scopes import WINDOWS, Window, check_chain, check_scope, check_window, counter_name
 
 __all__ = ["book_reserve", "book_settle", "check_count", "check_hold", "check_lease", "check_limit",
            "check_seconds", "exceeded", "mismatches", "not_set", "refusal", "replay", "sorted_limits", "statuses",

@@ -15,7 +15,7 @@ IMMEDIATE``, one ``UPDATE ... RETURNING`` of the held reservation, the event ins
 
 Waiting for the lock: a connection's setup, ``BEGIN IMMEDIATE`` and every read wait for up to
 ``busy_timeout_s`` while another connection holds the lock they need, then refuse with
-:class:`~litm.errors.LedgerUnavailableError` (fail closed; :mod:`litm.spend.ledger.sqlite_lock`). Workers
+:class:`~litm.errors.LedgerUnavailableError` (fail closed; :mod:`litm.spend._ledger.sqlite_lock`). Workers
 that open a closed ledger at once (a pre-forking server starting) queue behind the first, which sets the
 WAL up.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from litm.errors import CorruptLedgerError, LedgerNotFoundError, LitmError, ReservationError, SpendRequestError
-from litm.spend.ledger.base import (
+from litm.spend._ledger.base import (
     AsyncLedger,
     CounterStatus,
     Event,
@@ -55,7 +55,7 @@ from litm.spend.ledger.base import (
     Settlement,
     State,
 )
-from litm.spend.ledger.rules import (
+from litm.spend._ledger.rules import (
     MAX_COUNT,
     book_reserve,
     book_settle,
@@ -69,11 +69,11 @@ from litm.spend.ledger.rules import (
     sorted_limits,
     statuses,
 )
-from litm.spend.ledger.sqlite_lock import REPAIR, ledger_error, one_line, retry_locked
-from litm.spend.ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
-from litm.spend.ledger.threaded import ThreadedAsyncLedger
-from litm.spend.money import check_micros
-from litm.spend.scopes import WINDOWS, Window, counter_name, window_id
+from litm.spend._ledger.sqlite_lock import REPAIR, ledger_error, one_line, retry_locked
+from litm.spend._ledger.sqlite_schema import MOVE_COUNTERS, RES_COLS, SCHEMA, names_json, record
+from litm.spend._ledger.threaded import ThreadedAsyncLedger
+from litm.spend._money import check_micros
+from litm.spend._scopes import WINDOWS, Window, counter_name, window_id
 
 __all__ = ["SQLiteLedger"]
 

@@ -1,4 +1,4 @@
-"""The SQLite ledger's tables, triggers and row format (see :mod:`litm.spend.ledger.sqlite` for the rules).
+"""The SQLite ledger's tables, triggers and row format (see :mod:`litm.spend._ledger.sqlite` for the rules).
 
 ``ops`` is the append-only event log (triggers refuse UPDATE and DELETE); a trigger on its insert moves
 the counters each event names, so the counters equal the event sums by construction. ``reservations``
@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from litm.spend.ledger.base import ReservationRecord
+from litm.spend._ledger.base import ReservationRecord
 
 __all__ = ["MOVE_COUNTERS", "RES_COLS", "SCHEMA", "names_json", "record"]
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from litm.spend.ledger.base import HoldRequest, ReservationRecord, Settlement
+from litm.spend._ledger.base import HoldRequest, ReservationRecord, Settlement
 
 if TYPE_CHECKING:
-    from litm.spend.ledger.base import Ledger
+    from litm.spend._ledger.base import Ledger
 
 __all__ = ["ThreadedAsyncLedger"]
 
 
 class ThreadedAsyncLedger:
-    """:class:`~litm.spend.ledger.base.AsyncLedger` over a thread-safe synchronous ledger."""
+    """:class:`~litm.spend._ledger.base.AsyncLedger` over a thread-safe synchronous ledger."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.sync = ledger
