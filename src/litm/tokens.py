@@ -23,8 +23,6 @@ live in :mod:`litm.models.tokenizers` and next to each backend.
 
 from __future__ import annotations
 
-from typing import Any
-
 from litm.models import Model, load_model
 from litm.models._base import PromptLike
 from litm.models.tokenizers import TokenCount, Tokenizer, count_request, safety_margin
@@ -34,7 +32,7 @@ from litm.models.tokenizers import TokenCount, Tokenizer, count_request, safety_
 __all__ = ["TokenCount", "Tokenizer", "count_request", "count_tokens", "get_tokenizer", "safety_margin"]
 
 
-def get_tokenizer(spec_or_model: str | Model = "local", **options: Any) -> Tokenizer:
+def get_tokenizer(spec_or_model: str | Model = "local", **options: object) -> Tokenizer:
     """The tokenizer of a model spec (``"local"``, ``"openai:gpt-4o"``, ...) or of a loaded :class:`Model`.
 
     ``options`` go to :func:`litm.models.load_model` when a spec is given. Local specs load the GGUF
@@ -45,7 +43,7 @@ def get_tokenizer(spec_or_model: str | Model = "local", **options: Any) -> Token
     return model.tokenizer
 
 
-def count_tokens(prompt: PromptLike, model: str | Model = "local", **options: Any) -> int:
+def count_tokens(prompt: PromptLike, model: str | Model = "local", **options: object) -> int:
     """Tokens ``prompt`` (a string, chat messages or a built :class:`litm.Prompt`) occupies in ``model``'s
     context, rendered the way that model receives it.
 

@@ -35,8 +35,9 @@ import inspect
 import itertools
 import os
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from litm.errors import InvalidOptionError, MissingDependencyError, ModelError, PromptError
 from litm.models._base import Completion, GenerationRequest, NativePrompt
@@ -45,6 +46,10 @@ from litm.models.tokenizers._base import TokenCount, count_billed
 from litm.models.tokenizers._estimate import EstimateTokenizer
 from litm.prompt.messages import Message, billed_request, check_messages
 from litm.prompt.prompt import Prompt
+
+if TYPE_CHECKING:  # the ``anthropic`` SDK is an optional extra, imported on first use
+    import anthropic
+    import httpx
 
 _INSTALL = "pip install 'litm[anthropic]'"
 #: Every current Claude model accepts 200k tokens; ``context_window=`` overrides (e.g. for 1M-token betas).
@@ -58,7 +63,7 @@ MAX_CACHE_BREAKPOINTS = 4
 SAMPLING_API_VERSION = "2023-06-01"
 
 
-def _import_anthropic() -> Any:
+def _import_anthropic() -> ModuleType:
     try:
         import anthropic
     except ImportError as exc:
@@ -118,7 +123,7 @@ class AnthropicTokenizer:
         if not self.exact:
             return self._estimate.count_messages(messages)
         system, turns = split_system(messages)
-        kwargs: dict[str, Any] = {"model": self._model.name, "messages": turns}
+        kwargs: dict[str, object] = {"model": self._model.name, "messages": turns}
         if system is not None:
             kwargs["system"] = system
         client = self._model._client()
@@ -160,7 +165,7 @@ class AnthropicModel(SdkModel):
         context_window: int | None = None,
         count_with_api: bool | None = None,
         api_version: str | None = None,
-        http_client: Any = None,
+        http_client: httpx.Client | None = None,
     ) -> None:
         if api_version is not None and not (isinstance(api_version, str) and api_version.strip()):
             raise InvalidOptionError(f"api_version must be a version string such as '2023-06-01', got {api_version!r}")
@@ -193,14 +198,14 @@ class AnthropicModel(SdkModel):
         """Whether token counts come from the ``count_tokens`` endpoint (exact) rather than an estimate."""
         return self.has_key if self.count_with_api is None else (self.count_with_api and self.has_key)
 
-    def _sdk(self) -> Any:
+    def _sdk(self) -> ModuleType:
         return _import_anthropic()
 
-    def _make_client(self, sdk: Any) -> Any:
+    def _make_client(self, sdk: ModuleType) -> anthropic.Anthropic:
         if not self.has_key:
             raise ModelError(f"no Anthropic API key for {self.spec}: set ANTHROPIC_API_KEY or pass api_key=")
         headers = {"anthropic-version": self.api_version} if self.api_version else None
-        return sdk.Anthropic(
+        client: anthropic.Anthropic = sdk.Anthropic(
             api_key=self._api_key or os.environ["ANTHROPIC_API_KEY"],
             base_url=self.base_url,
             timeout=self.timeout,
@@ -208,6 +213,7 @@ class AnthropicModel(SdkModel):
             http_client=self._http_client,
             default_headers=headers,
         )
+        return client
 
     @property
     def context_window(self) -> int:
@@ -237,10 +243,10 @@ class AnthropicModel(SdkModel):
         if isinstance(request.prompt, str):  # _native makes every prompt a message list
             raise PromptError("the Messages API takes messages; a string prompt is sent as one user message")
         system, turns = split_system(request.prompt)
-        messages: list[dict[str, Any]] = list(turns)
+        messages: list[dict[str, object]] = [dict(turn) for turn in turns]
         if request.cache_at:
             messages = [_with_breakpoints(turns[0], request.cache_at)]  # a string prompt is one user turn
-        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": messages}
+        kwargs: dict[str, object] = {"model": self.name, "max_tokens": request.max_tokens, "messages": messages}
         if system is not None:
             kwargs["system"] = system
         if request.stop:
@@ -275,7 +281,7 @@ class AnthropicModel(SdkModel):
         )
 
 
-def _with_breakpoints(turn: Mapping[str, str], offsets: Sequence[int]) -> dict[str, Any]:
+def _with_breakpoints(turn: Mapping[str, str], offsets: Sequence[int]) -> dict[str, object]:
     """The turn's text as content blocks cut at ``offsets``, each block that ends at one marked for caching.
 
     >>> _with_breakpoints({"role": "user", "content": "abcdef"}, (2,))["content"]
@@ -287,16 +293,16 @@ def _with_breakpoints(turn: Mapping[str, str], offsets: Sequence[int]) -> dict[s
         )
     text = turn["content"]
     cuts = [0, *offsets, len(text)]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, object]] = []
     for i, (a, b) in enumerate(itertools.pairwise(cuts)):
-        block: dict[str, Any] = {"type": "text", "text": text[a:b]}
+        block: dict[str, object] = {"type": "text", "text": text[a:b]}
         if i < len(offsets):
             block["cache_control"] = {"type": "ephemeral"}
         blocks.append(block)
     return {"role": turn["role"], "content": blocks}
 
 
-def _accepts(fn: Any, name: str) -> bool:
+def _accepts(fn: Callable[..., object], name: str) -> bool:
     """Whether the installed SDK's ``fn`` takes the keyword ``name`` (the 1.x and 2.x SDKs dropped ``temperature``)."""
     try:
         return name in inspect.signature(fn).parameters

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, Unpack
 
 from litm.errors import InvalidOptionError, PromptError
 from litm.prompt.messages import Message, check_messages, is_messages
@@ -263,13 +263,23 @@ def _as_messages(rendered: object) -> list[dict[str, str]]:
     return rendered
 
 
+class CompleteOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Model.complete`, as :func:`complete_many` passes them on."""
+
+    max_tokens: int
+    stop: Sequence[str] | None
+    temperature: float
+    seed: int
+    cache_at: Sequence[int]
+
+
 def complete_many(
     model: Model,
     prompts: Sequence[PromptLike],
     *,
     concurrency: int | None = None,
     on_result: Callable[[int, Completion], None] | None = None,
-    **kwargs: Any,
+    **kwargs: Unpack[CompleteOptions],
 ) -> list[Completion]:
     """Complete every prompt and return the answers in input order.
 

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from litm.errors import LogprobsUnavailableError, ModelError
 from litm.models._logprobs import Logprobs
+
+if TYPE_CHECKING:  # the ``openai`` SDK is an optional extra
+    from openai.types import Completion as SdkCompletion
 
 __all__ = ["ECHO_TOLERANCE", "EchoScorer", "covering"]
 
@@ -33,7 +36,7 @@ def covering(offsets: Sequence[int], tokens: Sequence[str], *, start: int, end: 
     return [i for i, (at, tok) in enumerate(zip(offsets, tokens, strict=True)) if at < end and at + len(tok) > start]
 
 
-def _logprobs_of(response: Any) -> tuple[list[int], list[str], list[float | None]]:
+def _logprobs_of(response: SdkCompletion) -> tuple[list[int], list[str], list[float | None]]:
     choice = response.choices[0]
     lp = getattr(choice, "logprobs", None)
     if lp is None or lp.token_logprobs is None or lp.text_offset is None or lp.tokens is None:
@@ -44,7 +47,7 @@ def _logprobs_of(response: Any) -> tuple[list[int], list[str], list[float | None
 class EchoScorer:
     """Scores continuations through ``create(**kwargs)`` (the SDK's ``completions.create``), checked once."""
 
-    def __init__(self, create: Callable[..., Any], model: str, where: str) -> None:
+    def __init__(self, create: Callable[..., SdkCompletion], model: str, where: str) -> None:
         self._create = create
         self._model = model
         self._where = where

@@ -30,7 +30,8 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal
 
 from litm.errors import (
     ContextWindowExceededError,
@@ -47,6 +48,10 @@ from litm.models.tokenizers._base import Tokenizer
 from litm.models.tokenizers._bpe import openai_tokenizer
 from litm.models.tokenizers._estimate import ANY_MODEL_MARGIN, EstimateTokenizer
 from litm.prompt.prompt import Prompt
+
+if TYPE_CHECKING:  # the ``openai`` SDK is an optional extra, imported on first use
+    import httpx
+    import openai
 
 #: Environment variable holding the key for ``openai-compatible:`` servers.
 COMPATIBLE_KEY_ENV = "LITM_COMPATIBLE_API_KEY"
@@ -82,7 +87,7 @@ def is_reasoning_model(model: str) -> bool:
     return bool(_REASONING.match(model.strip().lower()))
 
 
-def _import_openai() -> Any:
+def _import_openai() -> ModuleType:
     try:
         import openai
     except ImportError as exc:
@@ -116,7 +121,7 @@ class OpenAIModel(SdkModel):
         context_window: int | None = None,
         tokenizer: Tokenizer | None = None,
         string_prompts: Literal["completions", "chat"] | None = None,
-        http_client: Any = None,
+        http_client: httpx.Client | None = None,
     ) -> None:
         if compatible and not base_url:
             raise InvalidOptionError(f"an OpenAI-compatible model needs base_url, got {base_url!r}")
@@ -149,10 +154,10 @@ class OpenAIModel(SdkModel):
         """The endpoint requests go to, for error messages."""
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
 
-    def _sdk(self) -> Any:
+    def _sdk(self) -> ModuleType:
         return _import_openai()
 
-    def _make_client(self, sdk: Any) -> Any:
+    def _make_client(self, sdk: ModuleType) -> openai.OpenAI:
         key: str | None
         if self.compatible:
             # An OpenAI key is a secret for OpenAI: a compatible server gets its own variable, or a
@@ -162,13 +167,14 @@ class OpenAIModel(SdkModel):
             key = self._api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise ModelError(f"no OpenAI API key for {self.spec}: set OPENAI_API_KEY or pass api_key=")
-        return sdk.OpenAI(
+        client: openai.OpenAI = sdk.OpenAI(
             api_key=key,
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
             http_client=self._http_client,
         )
+        return client
 
     # -- facts -------------------------------------------------------------------------------------
     @property
@@ -226,7 +232,7 @@ class OpenAIModel(SdkModel):
         self._precheck(request.prompt, request.max_tokens)
         client = self._client()
         # Reasoning models answer 400 to temperature, stop and seed: they always sample.
-        sampling: dict[str, Any] = {}
+        sampling: dict[str, object] = {}
         if not self.reasoning:
             sampling = {"temperature": request.temperature, "seed": request.seed}
             if request.stop:

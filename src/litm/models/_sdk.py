@@ -13,10 +13,17 @@ from __future__ import annotations
 import re
 import threading
 from abc import abstractmethod
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from litm.errors import ContextWindowExceededError, InvalidOptionError, ModelError
 from litm.models._base import Model
+
+if TYPE_CHECKING:  # httpx comes with either SDK, both optional extras
+    import httpx
+
+T = TypeVar("T")
 
 __all__ = ["SdkModel", "call_sdk", "check_client_options", "error_code", "error_message", "is_context_error"]
 
@@ -31,7 +38,7 @@ def is_context_error(message: str, code: object = None) -> bool:
     return code == "context_length_exceeded" or bool(_CONTEXT_ERROR.search(message))
 
 
-def error_message(exc: Any) -> str:
+def error_message(exc: BaseException) -> str:
     """The provider's own message from an SDK error (``body.error.message``), else the exception text."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -41,7 +48,7 @@ def error_message(exc: Any) -> str:
     return str(getattr(exc, "message", None) or exc)
 
 
-def error_code(exc: Any) -> object:
+def error_code(exc: BaseException) -> object:
     """The machine-readable error code of an SDK error (``exc.code`` or ``body.error.code``), if any."""
     code = getattr(exc, "code", None)
     if code:
@@ -51,7 +58,10 @@ def error_code(exc: Any) -> object:
     return inner.get("code") if isinstance(inner, dict) else None
 
 
-def call_sdk(sdk: Any, fn: Any, kwargs: dict[str, Any], *, where: str, spec: str, timeout: float, key_env: str) -> Any:
+def call_sdk(
+    sdk: ModuleType, fn: Callable[..., T], kwargs: Mapping[str, object], *, where: str, spec: str, timeout: float,
+    key_env: str,
+) -> T:  # fmt: skip
     """Run one SDK call ``fn(**kwargs)``; translate ``sdk``'s exceptions into :class:`ModelError` and
     :class:`ContextWindowExceededError`, naming the endpoint, the model spec and (on 401) the key variable."""
     try:
@@ -100,7 +110,7 @@ class SdkModel(Model):
         max_retries: int,
         concurrency: int,
         context_window: int | None,
-        http_client: Any,
+        http_client: httpx.Client | None,
     ) -> None:
         check_client_options(concurrency, max_retries, timeout)
         self.name = name
@@ -120,11 +130,11 @@ class SdkModel(Model):
         """The endpoint requests go to, for error messages."""
 
     @abstractmethod
-    def _sdk(self) -> Any:
+    def _sdk(self) -> ModuleType:
         """The SDK module (imported on first use; :class:`~litm.errors.MissingDependencyError` if absent)."""
 
     @abstractmethod
-    def _make_client(self, sdk: Any) -> Any:
+    def _make_client(self, sdk: ModuleType) -> Any:
         """A new SDK client for this model (called once, under the lock)."""
 
     def _client(self) -> Any:
@@ -139,7 +149,7 @@ class SdkModel(Model):
                 self._client_obj.close()
                 self._client_obj = None
 
-    def _call(self, fn: Any, **kwargs: Any) -> Any:
+    def _call(self, fn: Callable[..., T], **kwargs: object) -> T:
         """Run one SDK call and turn its exceptions into litm's typed errors."""
         return call_sdk(
             self._sdk(), fn, kwargs, where=self.where, spec=self.spec, timeout=self.timeout, key_env=self.key_env

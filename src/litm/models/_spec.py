@@ -26,7 +26,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from litm.errors import UnknownModelSpecError, UnsupportedTypeError
@@ -36,6 +36,12 @@ from litm.models._embedded import DEFAULT_ALIAS, EMBEDDED, resolve_alias
 from litm.models._local import LocalModel
 from litm.models._openai_backend import OpenAIModel
 from litm.util._registry import Registry
+
+if TYPE_CHECKING:
+    import httpx
+
+    from litm.models._local.kv_reuse import ReuseMode
+    from litm.models.tokenizers._base import Tokenizer
 
 SPEC_FORMS = (
     "local, local:ALIAS, local:/path/model.gguf, openai:MODEL, "
@@ -159,7 +165,7 @@ def parse_spec(spec: str) -> ModelSpec:
     return ModelSpec(scheme, target)
 
 
-def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model:
+def load_model(spec: str | ModelSpec | Model = "local", **options: object) -> Model:
     """A :class:`Model` for ``spec``; ``options`` go to the backend (see each backend's class).
 
     Local models: ``n_ctx``, ``n_threads``, ``reuse_prefix``, ``flash_attn``. Remote models: ``timeout``,
@@ -184,25 +190,60 @@ def load_model(spec: str | ModelSpec | Model = "local", **options: Any) -> Model
 
 
 # -- built-in backends (the SDKs and llama.cpp are imported on first use) --------------------------------------
-def _local(spec: ModelSpec, **options: Any) -> Model:
+class _LocalOptions(TypedDict, total=False):
+    """The options :class:`~litm.models._local.LocalModel` takes from a spec's caller."""
+
+    n_ctx: int | None
+    n_threads: int | None
+    n_batch: int
+    flash_attn: bool
+    reuse_prefix: bool | ReuseMode
+
+
+class _RemoteOptions(TypedDict, total=False):
+    """The options both SDK backends take."""
+
+    api_key: str | None
+    timeout: float
+    max_retries: int
+    concurrency: int
+    context_window: int | None
+    http_client: httpx.Client | None
+
+
+class _OpenAIOptions(_RemoteOptions, total=False):
+    string_prompts: Literal["completions", "chat"] | None
+
+
+class _AnthropicOptions(_RemoteOptions, total=False):
+    base_url: str | None
+    count_with_api: bool | None
+    api_version: str | None
+
+
+def _local(spec: ModelSpec, **options: Unpack[_LocalOptions]) -> Model:
     if spec.is_path:
         return LocalModel(spec.target, spec=str(spec), **options)
     path = resolve_alias(spec.target)
     return LocalModel(path, spec=str(spec), name=EMBEDDED[spec.target or DEFAULT_ALIAS].alias, **options)
 
 
-def _openai(spec: ModelSpec, **options: Any) -> Model:
-    return OpenAIModel(spec.target, spec=str(spec), **options)
+def _openai(spec: ModelSpec, *, tokenizer: Tokenizer | None = None, **options: Unpack[_OpenAIOptions]) -> Model:
+    return OpenAIModel(spec.target, spec=str(spec), tokenizer=tokenizer, **options)
 
 
-def _openai_compatible(spec: ModelSpec, **options: Any) -> Model:
-    if isinstance(options.get("tokenizer"), str):
+def _openai_compatible(
+    spec: ModelSpec, *, tokenizer: Tokenizer | str | None = None, **options: Unpack[_OpenAIOptions]
+) -> Model:
+    if isinstance(tokenizer, str):
         # A spec names the model whose tokenizer counts for the server (e.g. the same GGUF, run locally).
-        options["tokenizer"] = load_model(options["tokenizer"]).tokenizer
-    return OpenAIModel(spec.target, base_url=spec.base_url, compatible=True, spec=str(spec), **options)
+        tokenizer = load_model(tokenizer).tokenizer
+    return OpenAIModel(
+        spec.target, base_url=spec.base_url, compatible=True, spec=str(spec), tokenizer=tokenizer, **options
+    )
 
 
-def _anthropic(spec: ModelSpec, **options: Any) -> Model:
+def _anthropic(spec: ModelSpec, **options: Unpack[_AnthropicOptions]) -> Model:
     return AnthropicModel(spec.target, spec=str(spec), **options)
 
 

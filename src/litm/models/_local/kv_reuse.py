@@ -15,9 +15,12 @@ context is still mostly reused. ``cold`` clears the cache before every prompt.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from litm.errors import InvalidOptionError
+
+if TYPE_CHECKING:  # llama-cpp-python is the optional ``local`` extra, imported when a model loads
+    from llama_cpp import Llama
 
 __all__ = ["REUSE_MODES", "KvReuse", "ReuseMode", "reuse_mode"]
 
@@ -63,7 +66,7 @@ class KvReuse:
         self.exact_prefix = 0
         self.cold_prompt = 0
 
-    def holds_prompt(self, llm: Any, tokens: list[int]) -> bool:
+    def holds_prompt(self, llm: Llama, tokens: list[int]) -> bool:
         """True when the cache holds exactly a cold evaluation of ``tokens`` (the last prompt prepared)."""
         n = len(tokens)
         return 0 < n == self.cold_prompt and llm.n_tokens >= n and llm.input_ids[:n].tolist() == tokens
@@ -73,7 +76,7 @@ class KvReuse:
         self.exact_prefix = min(self.exact_prefix, position // step * step)
         self.cold_prompt = 0
 
-    def prepare(self, llm: Any, tokens: list[int], mode: ReuseMode) -> int:
+    def prepare(self, llm: Llama, tokens: list[int], mode: ReuseMode) -> int:
         """Set ``llm``'s KV cache up for ``tokens`` under ``mode``; return how many prompt tokens it reuses.
 
         The caller holds the model's lock. llama-cpp-python reuses the longest prefix of
@@ -95,7 +98,7 @@ class KvReuse:
         # Aligned and cold evaluation restart on the chunk grid, so the whole prompt will match a cold run.
         self.cold_prompt = len(tokens) if mode != "full" or keep == 0 else 0
         if keep == 0:
-            llm.reset()  # n_tokens = 0: the next evaluation clears the KV cache and starts cold
+            llm.reset()  # type: ignore[no-untyped-call]  # n_tokens = 0: the next evaluation clears the KV cache and starts cold
         else:
             llm.n_tokens = keep
         return keep

@@ -21,9 +21,9 @@ Choices, each measured on a 2-core CPU (see ``benchmarks/bench_models.py``):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from litm.errors import (
     ContextWindowExceededError,
@@ -43,9 +43,11 @@ from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.messages import Message, check_messages
 from litm.prompt.prompt import Prompt
 
+if TYPE_CHECKING:  # llama-cpp-python is the optional ``local`` extra, imported when a model loads
+    from llama_cpp import Llama
+
 __all__ = ["LocalModel"]
 
-_UNREAD = object()
 _T = TypeVar("_T")
 
 
@@ -93,10 +95,11 @@ class LocalModel(Model):
         self.reuse_prefix: ReuseMode = mode
         self._shared = shared(self.path, self.n_threads, flash_attn, n_batch)
         self._tokenizer = LlamaTokenizer(self)
-        self._template: Any = _UNREAD
+        self._template: ChatTemplate | None = None
+        self._template_read = False
 
     # -- model facts -------------------------------------------------------------------------------
-    def _loaded(self, needed: int = 0) -> Any:
+    def _loaded(self, needed: int = 0) -> Llama:
         with self._shared.lock:
             return self._shared.get(max(needed, self.n_ctx or 0))
 
@@ -108,10 +111,11 @@ class LocalModel(Model):
     @property
     def template(self) -> ChatTemplate | None:
         """The GGUF's chat template with its BOS/EOS and special tokens, or None for a base model."""
-        if self._template is _UNREAD:
+        if not self._template_read:
             with self._shared.lock:
                 self._template = ChatTemplate.from_llama(self._loaded(), name=self.path.name)
-        return self._template  # type: ignore[no-any-return]
+                self._template_read = True
+        return self._template
 
     @property
     def chat_template(self) -> str | None:
@@ -203,6 +207,8 @@ class LocalModel(Model):
                 self._shared.kv.reset()
                 raise ModelError(f"llama.cpp failed on {self.name}: {exc}") from exc
             latency = time.perf_counter() - start
+        if isinstance(out, Iterator):  # only a stream=True call streams; never asked for here
+            raise ModelError(f"llama.cpp streamed an answer that was not asked to stream ({self.name})")
         choice = out["choices"][0]
         usage = out["usage"]
         return Completion(
@@ -230,7 +236,7 @@ class LocalModel(Model):
             )
         return tokens
 
-    def _after_prompt(self, tokens: list[int], extra: int, score: Callable[[Any], _T]) -> _T:
+    def _after_prompt(self, tokens: list[int], extra: int, score: Callable[[Llama], _T]) -> _T:
         """Run ``score(llm)`` with ``tokens`` in the KV cache, evaluated as a cold run would (caller: no lock)."""
         with self._shared.lock:
             llm = self._shared.get(max(len(tokens) + extra, self.n_ctx or 0))
@@ -242,7 +248,7 @@ class LocalModel(Model):
                 return score(llm)
             except (ValueError, RuntimeError) as exc:
                 kv.reset()
-                llm.reset()
+                llm.reset()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated
                 raise ModelError(f"llama.cpp failed scoring after a prompt on {self.name}: {exc}") from exc
 
     def continuation_logprobs(self, prompt: PromptLike, continuations: Sequence[str]) -> list[Logprobs]:
@@ -269,7 +275,7 @@ class LocalModel(Model):
         tokens = self._prompt_tokens(prompt, longest)
         began = time.perf_counter()  # the first continuation's latency includes evaluating the prompt
 
-        def score(llm: Any) -> list[Logprobs]:
+        def score(llm: Llama) -> list[Logprobs]:
             out: list[Logprobs] = []
             start = began
             for text, ids in zip(continuations, conts, strict=True):
@@ -300,7 +306,7 @@ class LocalModel(Model):
         tokens = self._prompt_tokens(prompt, 1)
         began = time.perf_counter()
 
-        def score(llm: Any) -> list[Logprobs]:
+        def score(llm: Llama) -> list[Logprobs]:
             best = next_token_top(llm, tokens, top)
             self._shared.kv.rewound(len(tokens) - 1, int(llm.n_batch))
             spent = time.perf_counter() - began

@@ -17,10 +17,13 @@ import io
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from litm.errors import MissingDependencyError, ModelError
 from litm.models._local.kv_reuse import KvReuse
+
+if TYPE_CHECKING:  # llama-cpp-python is the optional ``local`` extra, imported when a model loads
+    from llama_cpp import Llama
 
 __all__ = ["MIN_N_CTX", "SharedLlama", "context_size", "default_threads", "llama_class", "shared", "unload_all"]
 
@@ -28,7 +31,7 @@ MIN_N_CTX = 2048
 INSTALL = "pip install 'litm[local]'"
 
 
-def llama_class() -> Any:
+def llama_class() -> type[Llama]:
     """``llama_cpp.Llama``, or :class:`~litm.errors.MissingDependencyError` naming the extra."""
     try:
         from llama_cpp import Llama
@@ -64,12 +67,12 @@ class SharedLlama:
         self.flash_attn = flash_attn
         self.n_batch = n_batch
         self.lock = threading.RLock()
-        self.llm: Any = None
+        self.llm: Llama | None = None
         self.n_ctx = 0
         self.n_ctx_train = 0
         self.kv = KvReuse()
 
-    def get(self, needed: int = 0) -> Any:
+    def get(self, needed: int = 0) -> Llama:
         """The loaded model with room for ``needed`` tokens (caller holds ``lock``)."""
         # Requests are checked against the context window first, so the training context is enough.
         if self.llm is not None and self.n_ctx >= min(needed, self.n_ctx_train or needed):

@@ -24,12 +24,14 @@ margin on either.
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.machinery
 import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Protocol
 
 from litm.errors import MissingDependencyError, ModelError
 from litm.models.tokenizers._estimate import ESTIMATE_MARGIN, EstimateTokenizer
@@ -80,7 +82,7 @@ _INSTALL = "pip install 'litm[openai]'  (bpe-openai)"
 
 
 @functools.lru_cache(maxsize=1)
-def _bindings() -> Any:
+def _bindings() -> ModuleType:
     """bpe-openai's Rust extension, loaded without the package's Python wrapper.
 
     Importing ``bpe_openai`` decodes every bundled rank file into Python dicts (about 1 s and 60 MB) for
@@ -92,9 +94,7 @@ def _bindings() -> Any:
     folder = Path(spec.origin).parent
     found = sorted(folder.glob("_bindings*.so")) + sorted(folder.glob("_bindings*.pyd"))
     if not found:  # a layout this loader does not know: the ordinary (slower) import
-        from bpe_openai import _bindings as module  # type: ignore[import-untyped]
-
-        return module
+        return importlib.import_module("bpe_openai._bindings")
     loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(found[0]))
     module_spec = importlib.util.spec_from_file_location("bpe_openai._bindings", str(found[0]), loader=loader)
     if module_spec is None:
@@ -104,9 +104,18 @@ def _bindings() -> Any:
     return module
 
 
+class _Encoder(Protocol):
+    """What litm uses of bpe-openai's compiled tokenizer (the extension ships no type information)."""
+
+    def encode(self, text: str) -> Sequence[int]: ...
+
+    def count(self, text: str) -> int: ...
+
+
 @functools.cache
-def _backend(encoding: str) -> Any:
-    return _bindings().tokenizer_for_encoding(encoding)
+def _backend(encoding: str) -> _Encoder:
+    encoder: _Encoder = _bindings().tokenizer_for_encoding(encoding)
+    return encoder
 
 
 def openai_encoding(model: str) -> str | None:
