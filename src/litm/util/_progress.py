@@ -18,7 +18,10 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported when a live bar is shown
+    from rich.progress import TaskID
 
 __all__ = ["LineProgress", "Progress", "RichProgress", "format_duration", "progress"]
 
@@ -137,7 +140,7 @@ class RichProgress(Progress):
             TimeRemainingColumn(),
             console=Console(stderr=True),
         )
-        self._ids: list[Any] = []
+        self._ids: list[TaskID] = []
 
     def __enter__(self) -> Progress:
         self._bar.__enter__()

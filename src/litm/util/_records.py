@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from litm.errors import InputFormatError
 
@@ -38,7 +38,10 @@ def decode_text(data: bytes, *, source: str = "input") -> str:
         ) from None
 
 
-def _unpaired_surrogate(value: Any) -> bool:
+_V = TypeVar("_V")
+
+
+def _unpaired_surrogate(value: object) -> bool:
     # Iterative: a value json.loads accepted may already be nested close to the recursion limit.
     stack = [value]
     while stack:
@@ -56,7 +59,7 @@ def _unpaired_surrogate(value: Any) -> bool:
     return False
 
 
-def _check_text(value: Any, text: str, where: str) -> Any:
+def _check_text(value: _V, text: str, where: str) -> _V:
     if "\\u" in text and _unpaired_surrogate(value):
         raise InputFormatError(f"{where} holds an unpaired UTF-16 surrogate escape (such as \\ud800): not text")
     return value
