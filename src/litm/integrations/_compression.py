@@ -4,7 +4,7 @@
 save (the tokenizer and the scorer's model as spec strings), validated on construction with litm's typed
 errors and with the same defaults as ``Compressor``. :meth:`Compressing.run` compresses the framework's
 documents (anything :func:`litm.place` reads) for a question and hands back which of the caller's objects
-survived, each with its :class:`~litm.compress.CompressedDoc`; the framework shell builds its own document
+survived, each with its :class:`~litm.compress._result.CompressedDoc`; the framework shell builds its own document
 type from them, with the compressed text, every field of the original, and :func:`provenance` under
 :data:`METADATA_KEY` in its metadata: the kept spans as character offsets into the original text.
 
@@ -188,7 +188,7 @@ class Compression:
     """What one run kept, in the caller's objects.
 
     ``items`` are the caller's documents that survived, in output order (input order, or ``reorder``'s),
-    and ``kept`` their :class:`~litm.compress.CompressedDoc`\\ s, pairwise; ``dropped`` the caller's
+    and ``kept`` their :class:`~litm.compress._result.CompressedDoc`\\ s, pairwise; ``dropped`` the caller's
     documents of which nothing survived, in input order; ``result`` the whole
     :class:`~litm.compress.Compressed` (None when there were no documents).
     """

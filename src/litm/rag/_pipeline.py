@@ -158,7 +158,7 @@ class Pipeline:
         backend: str = "numpy",
         **options: Any,
     ) -> Pipeline:
-        """A pipeline over ``index`` searched by ``retriever`` (one of :data:`~litm.retrieve.RETRIEVERS`),
+        """A pipeline over ``index`` searched by ``retriever`` (``auto``, ``bm25``, ``dense`` or ``hybrid``),
         optionally reranked (``rerank="dense"``); ``options`` are the constructor's."""
         opened = index if isinstance(index, Index) else Index.open(index)
         if retriever not in RETRIEVERS:
