@@ -229,6 +229,15 @@ def test_compressor_component_validates_once_and_runs(gpt4o: TargetCounter) -> N
         Compressor(tokenizer=gpt4o, ratio=2, rank_weight=1.0)
 
 
+def test_compressor_runs_what_compress_runs_with_the_same_options(gpt4o: TargetCounter) -> None:
+    comp = Compressor(tokenizer=gpt4o, ratio=2, scorer="retriever", unit="document", reorder="edges", rank_weight=0)
+    assert comp.options == CompressOptions(unit="document", reorder="edges", rank_weight=0.0)
+    direct = compress(TOWER, QUESTION, tokenizer=gpt4o, ratio=2, scorer="retriever", options=comp.options)
+    via = comp.run(TOWER, QUESTION)
+    assert [c.doc.text for c in via.kept] == [c.doc.text for c in direct.kept]
+    assert via.order == direct.order and via.tokens == direct.tokens
+
+
 # --- the selection rules, as properties -------------------------------------------------------------------
 
 
