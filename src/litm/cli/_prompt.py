@@ -1,18 +1,25 @@
-"""``litm prompt``: assemble an anchored, injection-safe prompt from JSON Lines documents."""
+"""``litm prompt``: assemble an anchored, injection-safe prompt from JSON Lines documents.
+
+litm prompt docs.jsonl -q "who won?" --strategy pyramid --rank-by score --format openai
+litm prompt docs.jsonl -q "who won?" --config prompt.toml   # options from a file (Python API names)
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 
 import typer
 
 from litm.cli import app
+from litm.cli._config import Key, config_option, with_config
+from litm.cli._help import PanelCommand
 from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, RankByOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.errors import PromptError
-from litm.placement import PositionProfile
+from litm.placement import PlacementOptions, PositionProfile
 from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Layout, PromptTemplate, Wording, build_prompt
 
 
@@ -27,50 +34,129 @@ def _chat_template(path: Path) -> ChatTemplate:
         raise PromptError(f"cannot read chat template {path}: {exc}") from None
 
 
-@app.command("prompt")
+_FORMAT, _PLACE, _ANCHORS, _WORDING, _ESCAPING = "Question and format", "Placement", "Anchors", "Wording", "Escaping"
+
+
+def _choices(options: type[Enum]) -> tuple[str, ...]:
+    return tuple(str(o.value) for o in options)
+
+
+#: ``--config`` keys: the Python API's names (build_prompt's and its option objects': AnchorOptions, Wording,
+#: Layout, Escaping, the placement's), each with the option it stands for; files are given by path.
+KEYS = {
+    "format": Key("fmt", ("str",), choices=_choices(FormatOpt)),
+    "lang": Key("lang", ("str",), choices=_choices(LangOpt)),
+    "strategy": Key("strategy", ("str",)),
+    "rank_by": Key("rank_by", ("str",), choices=_choices(RankByOpt)),
+    "top_k": Key("top_k", ("int",), low=0),
+    "profile": Key("profile", ("str",)),
+    "style": Key("style", ("str",), choices=_choices(StyleOpt)),
+    "score_as": Key("score_as", ("str",), choices=_choices(ScoreAsOpt)),
+    "scores": Key("no_scores", ("bool",)),
+    "positions": Key("no_positions", ("bool",)),
+    "sources": Key("no_sources", ("bool",)),
+    "closing_ids": Key("no_closing_ids", ("bool",)),
+    "recap": Key("no_recap", ("bool",)),
+    "middle_marker": Key("middle_marker", ("bool",)),
+    "middle_width": Key("middle_width", ("float",), low=0, high=1),
+    "question_position": Key("question_position", ("str",), choices=_choices(QuestionPosOpt)),
+    "repeat_instruction": Key("repeat_instruction", ("bool",)),
+    "system": Key("system", ("str",)),
+    "instruction": Key("instruction", ("str",)),
+    "answer_cue": Key("answer_cue", ("str",)),
+    "quote_first": Key("quote_first", ("bool",)),
+    "template": Key("template", ("str",)),
+    "chat_template": Key("chat_template", ("str",)),
+    "special_tokens": Key("special_tokens", ("list[str]",)),
+}
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+@app.command("prompt", cls=PanelCommand)
 def prompt_cmd(
+    ctx: typer.Context,
     path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
-    question: str = typer.Option(..., "--question", "-q", help="The question (untrusted text, escaped)."),
-    fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Output format."),
-    lang: LangOpt = typer.Option("en", "--lang", help="Language of the prompt's labels and texts."),
-    strategy: str | None = typer.Option(
-        None, "--strategy", "-s", callback=check_strategy, help="Place first (default: keep order)."
+    config_file: Path | None = config_option("docs/prompts.md"),
+    question: str = typer.Option(
+        ..., "--question", "-q", help="The question (untrusted text, escaped).", rich_help_panel=_FORMAT
     ),
-    rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
-    top_k: int | None = typer.Option(None, "--top-k", min=0, help="Keep only the K best-ranked documents."),
+    fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Output format.", rich_help_panel=_FORMAT),
+    lang: LangOpt = typer.Option(
+        "en", "--lang", help="Language of the prompt's labels and texts.", rich_help_panel=_FORMAT
+    ),
+    strategy: str | None = typer.Option(
+        None, "--strategy", "-s", callback=check_strategy, help="Place first (default: keep order).",
+        rich_help_panel=_PLACE,
+    ),
+    rank_by: RankByOpt = typer.Option(
+        RankByOpt.input, "--rank-by", help="Trust input order, or sort by score.", rich_help_panel=_PLACE
+    ),
+    top_k: int | None = typer.Option(
+        None, "--top-k", min=0, help="Keep only the K best-ranked documents.", rich_help_panel=_PLACE
+    ),
     profile: Path | None = typer.Option(
-        None, "--profile", help="Position profile JSON: drives --strategy profile and the middle zone."
+        None, "--profile", help="Position profile JSON: drives --strategy profile and the middle zone.",
+        rich_help_panel=_PLACE,
     ),
     style: StyleOpt = typer.Option(
-        "xml", "--style", help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s."
+        "xml", "--style", help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s.",
+        rich_help_panel=_ANCHORS,
     ),
     score_as: ScoreAsOpt = typer.Option(
-        "relevance", "--score-as", help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank."
+        "relevance", "--score-as", help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank.",
+        rich_help_panel=_ANCHORS,
     ),
-    no_scores: bool = typer.Option(False, "--no-scores", help="Leave relevance scores out of the headers."),
-    no_positions: bool = typer.Option(False, "--no-positions", help="Leave positions ('3/10') out of the headers."),
-    no_sources: bool = typer.Option(False, "--no-sources", help="Leave titles and sources out of the headers."),
-    no_closing_ids: bool = typer.Option(False, "--no-closing-ids", help="Closing tags without the id."),
-    no_recap: bool = typer.Option(False, "--no-recap", help="No closing recap of the ids."),
-    middle_marker: bool = typer.Option(False, "--middle-marker", help="Mark documents in the middle zone."),
+    no_scores: bool = typer.Option(
+        False, "--no-scores", help="Leave relevance scores out of the headers.", rich_help_panel=_ANCHORS
+    ),
+    no_positions: bool = typer.Option(
+        False, "--no-positions", help="Leave positions ('3/10') out of the headers.", rich_help_panel=_ANCHORS
+    ),
+    no_sources: bool = typer.Option(
+        False, "--no-sources", help="Leave titles and sources out of the headers.", rich_help_panel=_ANCHORS
+    ),
+    no_closing_ids: bool = typer.Option(
+        False, "--no-closing-ids", help="Closing tags without the id.", rich_help_panel=_ANCHORS
+    ),
+    no_recap: bool = typer.Option(False, "--no-recap", help="No closing recap of the ids.", rich_help_panel=_ANCHORS),
+    middle_marker: bool = typer.Option(
+        False, "--middle-marker", help="Mark documents in the middle zone.", rich_help_panel=_ANCHORS
+    ),
     middle_width: float = typer.Option(
-        0.5, "--middle-width", min=0.0, max=1.0, help="Central fraction marked (ignored with --profile)."
+        0.5, "--middle-width", min=0.0, max=1.0, help="Central fraction marked (ignored with --profile).",
+        rich_help_panel=_ANCHORS,
     ),
-    question_position: QuestionPosOpt = typer.Option("after", "--question-position", help="Where the question goes."),
-    repeat_instruction: bool = typer.Option(False, "--repeat-instruction", help="Repeat the instruction at the end."),
-    system: str | None = typer.Option(None, "--system", help="System text."),
-    instruction: str | None = typer.Option(None, "--instruction", help="Replace the instruction ('' for none)."),
-    answer_cue: str | None = typer.Option(None, "--answer-cue", help="Replace the text format's final cue."),
+    question_position: QuestionPosOpt = typer.Option(
+        "after", "--question-position", help="Where the question goes.", rich_help_panel=_WORDING
+    ),
+    repeat_instruction: bool = typer.Option(
+        False, "--repeat-instruction", help="Repeat the instruction at the end.", rich_help_panel=_WORDING
+    ),
+    system: str | None = typer.Option(None, "--system", help="System text.", rich_help_panel=_WORDING),
+    instruction: str | None = typer.Option(
+        None, "--instruction", help="Replace the instruction ('' for none).", rich_help_panel=_WORDING
+    ),
+    answer_cue: str | None = typer.Option(
+        None, "--answer-cue", help="Replace the text format's final cue.", rich_help_panel=_WORDING
+    ),
     quote_first: bool = typer.Option(
-        False, "--quote-first", help="Ask for the supporting sentence, quoted, then the answer after 'Answer:'."
+        False, "--quote-first", help="Ask for the supporting sentence, quoted, then the answer after 'Answer:'.",
+        rich_help_panel=_WORDING,
     ),
     template: Path | None = typer.Option(
-        None, "--template", help="Prompt template JSON: fields overriding --lang's labels and texts."
+        None, "--template", help="Prompt template JSON: fields overriding --lang's labels and texts.",
+        rich_help_panel=_WORDING,
     ),
     chat_template: Path | None = typer.Option(
-        None, "--chat-template", help="A .gguf (its tokenizer.chat_template) or a Jinja file; needed for jinja."
+        None, "--chat-template", help="A .gguf (its tokenizer.chat_template) or a Jinja file; needed for jinja.",
+        rich_help_panel=_ESCAPING,
     ),
-    special_tokens: list[str] = typer.Option([], "--special-token", help="Another token to escape (repeatable)."),
+    special_tokens: list[str] = typer.Option(
+        [], "--special-token", help="Another token to escape (repeatable).", rich_help_panel=_ESCAPING
+    ),
 ) -> None:
     """Print an anchored prompt for the question: text, or the messages as JSON.
 
@@ -79,42 +165,62 @@ def prompt_cmd(
     With --quote-first the model is asked to quote the sentence that answers first; the text and anthropic
     formats start its reply with "Quote:" (a prefill).
     """
+    given: dict[str, object] = {
+        "format": fmt.value, "lang": lang.value, "strategy": strategy, "rank_by": rank_by.value, "top_k": top_k,
+        "profile": _text(profile), "style": style.value, "score_as": score_as.value, "scores": not no_scores,
+        "positions": not no_positions, "sources": not no_sources, "closing_ids": not no_closing_ids,
+        "recap": not no_recap, "middle_marker": middle_marker, "middle_width": middle_width,
+        "question_position": question_position.value, "repeat_instruction": repeat_instruction, "system": system,
+        "instruction": instruction, "answer_cue": answer_cue, "quote_first": quote_first,
+        "template": _text(template), "chat_template": _text(chat_template), "special_tokens": special_tokens,
+    }  # fmt: skip
+    v = with_config(ctx, config_file, KEYS, given)
+    strategy = check_strategy(_text(v["strategy"]))
     records = load_input(path)
-    prof = PositionProfile.load(profile) if profile is not None else None
-    placement: dict[str, object] = {"rank_by": rank_by.value, "top_k": top_k}
-    if strategy is not None and prof is not None:
-        placement["profile"] = prof
-    if template is not None:
-        base = PromptTemplate.load(template, lang=lang.value)
-    else:
-        base = PromptTemplate.for_lang(lang.value)
+    prof = PositionProfile.load(str(v["profile"])) if v["profile"] is not None else None
+    # Without --strategy the documents keep their order (still ranked, deduplicated and cut to --top-k).
+    top = v["top_k"]
+    placement = PlacementOptions(
+        strategy=strategy or "none", rank_by=str(v["rank_by"]), top_k=None if top is None else int(str(top)),  # type: ignore[arg-type]
+        profile=prof if strategy else None, min_docs=None if strategy else 0,
+    )  # fmt: skip
+    language = str(v["lang"])
+    base = PromptTemplate.load(str(v["template"]), lang=language) if v["template"] is not None else (
+        PromptTemplate.for_lang(language)
+    )  # fmt: skip
+    marker = v["middle_marker"] is True
+    chat = v["chat_template"]
+    specials = v["special_tokens"]
     prompt = build_prompt(
         records,
         question,
-        strategy=strategy,
         placement=placement,
         wording=Wording(
-            template=base, system=system, instruction=instruction, answer_cue=answer_cue, quote_first=quote_first
+            template=base, system=_text(v["system"]), instruction=_text(v["instruction"]),
+            answer_cue=_text(v["answer_cue"]), quote_first=v["quote_first"] is True,
         ),
         anchors=AnchorOptions(
-            style=style.value,
-            positions=not no_positions,
-            scores=not no_scores,
-            score_as=score_as.value,
-            sources=not no_sources,
-            closing_ids=not no_closing_ids,
-            middle_marker=middle_marker,
-            recap=not no_recap,
-            middle_width=middle_width,
-            middle_profile=prof if middle_marker else None,
+            style=str(v["style"]),  # type: ignore[arg-type]
+            positions=v["positions"] is True,
+            scores=v["scores"] is True,
+            score_as=str(v["score_as"]),  # type: ignore[arg-type]
+            sources=v["sources"] is True,
+            closing_ids=v["closing_ids"] is True,
+            middle_marker=marker,
+            recap=v["recap"] is True,
+            middle_width=float(str(v["middle_width"])),
+            middle_profile=prof if marker else None,
         ),
-        layout=Layout(question_position=question_position.value, repeat_instruction=repeat_instruction),
+        layout=Layout(
+            question_position=str(v["question_position"]),  # type: ignore[arg-type]
+            repeat_instruction=v["repeat_instruction"] is True,
+        ),
         escaping=Escaping(
-            special_tokens=tuple(special_tokens),
-            chat_template=_chat_template(chat_template) if chat_template is not None else None,
+            special_tokens=tuple(str(t) for t in specials) if isinstance(specials, list) else (),
+            chat_template=_chat_template(Path(str(chat))) if chat is not None else None,
         ),
-    )
-    rendered = prompt.render(fmt.value)
+    )  # fmt: skip
+    rendered = prompt.render(str(v["format"]))
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")  # prompts carry any script; the locale may not
     if isinstance(rendered, str):
