@@ -124,3 +124,19 @@ def test_a_bad_prompt_config_is_one_typed_line(
     config.write_text('strategy = "sideways"\n')
     code, err = run_main(monkeypatch, capsys, "prompt", str(DOCS), "-q", "x", "--config", str(config))
     assert code == 2 and "'sideways' is not a placement strategy" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(("page", "module"), [("probe.md", "litm.cli._probe"), ("bench.md", "litm.cli._bench")])
+def test_the_documented_config_files_use_only_known_keys(page: str, module: str, tmp_path: Path) -> None:
+    import importlib
+    import re
+
+    from litm.cli._config import read_config
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / page).read_text(encoding="utf-8")
+    section = text.split("## Options in a file (`--config`)", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", section, re.S)
+    assert block is not None
+    config = tmp_path / "example.toml"
+    config.write_text(block[1])
+    assert read_config(config, importlib.import_module(module).KEYS)

@@ -79,7 +79,7 @@ def _text(value: object) -> str | None:
 def prompt_cmd(
     ctx: typer.Context,
     path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
-    config_file: Path | None = config_option("docs/prompts.md"),
+    config_file: Path | None = config_option("docs/anchors.md"),
     question: str = typer.Option(
         ..., "--question", "-q", help="The question (untrusted text, escaped).", rich_help_panel=_FORMAT
     ),
