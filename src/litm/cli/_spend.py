@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
 
 import typer
 
@@ -49,7 +48,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> None:
                              enumerate(zip(line, widths, strict=True))).rstrip())  # fmt: skip
 
 
-def _dump(data: Any) -> None:
+def _dump(data: object) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
