@@ -39,6 +39,7 @@ from langchain_community.document_transformers import LongContextReorder
 from langchain_core.documents import Document
 
 import litm
+from litm.placement import PlacementOptions
 from litm.placement._profile import PositionProfile
 
 
@@ -117,19 +118,23 @@ def main() -> None:
         pyramid_order = [position[id(d)] for d in litm.place(docs, "pyramid").items]
         assert [int(t.split()[1]) for t in litm.place(texts, "pyramid").items] == pyramid_order
         assert [int(r["id"][1:]) for r in litm.place(records, "pyramid", rank_by="score").items] == pyramid_order
-        by_distance = litm.place(pairs, "pyramid", rank_by="score", higher_is_better=False).items
+        by_distance = litm.place(
+            pairs, "pyramid", rank_by="score", placement=PlacementOptions(higher_is_better=False)
+        ).items
         assert [position[id(p[0])] for p in by_distance] == pyramid_order
 
         variants: dict[str, Callable[[], Any]] = {
             "langchain": lambda docs=docs: litm.place(docs, "langchain"),
             "pyramid": lambda docs=docs: litm.place(docs, "pyramid"),
             "edges": lambda docs=docs: litm.place(docs, "edges"),
-            "profile(measured)": lambda docs=docs: litm.place(docs, "profile", profile=measured),
+            "profile(measured)": lambda docs=docs: litm.place(
+                docs, "profile", placement=PlacementOptions(profile=measured)
+            ),
             "pyramid+score": lambda docs=docs: litm.place(docs, "pyramid", rank_by="score"),
             "pyramid strings": lambda texts=texts: litm.place(texts, "pyramid"),
             "pyramid dicts+score": lambda records=records: litm.place(records, "pyramid", rank_by="score"),
             "pyramid pairs+distance": lambda pairs=pairs: litm.place(
-                pairs, "pyramid", rank_by="score", higher_is_better=False
+                pairs, "pyramid", rank_by="score", placement=PlacementOptions(higher_is_better=False)
             ),
         }
         times = interleaved(

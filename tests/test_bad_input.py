@@ -12,7 +12,9 @@ import pytest
 
 import litm
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, InvalidStrategyError
-from litm.placement import Doc
+from litm.placement import Doc, PlacementOptions
+from litm.placement._registry import unregister_strategy
+from litm.placement._strategies import Edges
 
 
 def run_cli(args: list[str], stdin: str) -> subprocess.CompletedProcess[str]:
@@ -93,7 +95,7 @@ def test_cli_error(name: str, items: list[Any], kwargs: dict[str, Any], error: t
 
 # Bad option values: (name, kwargs, error, message fragment, CLI args or None, CLI message fragment)
 OPTION_CASES: list[tuple[str, dict[str, Any], type[Exception], str, list[str] | None, str]] = [
-    ("rank-by", {"rank_by": "best"}, InvalidOptionError, "rank_by must be 'input' or 'score', got 'best'",
+    ("rank-by", {"rank_by": "best"}, InvalidOptionError, "rank_by must be 'auto', 'input' or 'score', got 'best'",
      ["--rank-by", "best"], "Invalid value for '--rank-by'"),
     ("dedup", {"dedup": "title"}, InvalidOptionError, "dedup must be None, 'id' or 'content'",
      ["--dedup", "title"], "Invalid value for '--dedup'"),
@@ -119,8 +121,9 @@ def test_bad_option_values(
     name: str, kwargs: dict[str, Any], error: type[Exception], fragment: str, cli: list[str] | None, cli_fragment: str
 ) -> None:
     docs = ["a", "b", "c", "d", "e"]
+    # A bad value fails where the options are made, before any document is read.
     with pytest.raises(error, match=fragment.replace("(", r"\(").replace(")", r"\)")) as err:
-        litm.place(docs, **kwargs)
+        litm.place(docs, placement=litm.PlacementOptions(**kwargs))
     # Each is a LitmError and the built-in a standard-library caller expects.
     assert isinstance(err.value, litm.LitmError) and isinstance(err.value, ValueError)
     if error is InvalidOptionTypeError:
@@ -163,13 +166,13 @@ def test_broken_strategies_are_typed_errors() -> None:
     with pytest.raises(InvalidStrategyError, match="the factory must be callable"):
         litm.register_strategy("broken-factory", 42)  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="a strategy name must be a non-empty string"):
-        litm.register_strategy("", litm.Edges)
+        litm.register_strategy("", Edges)
     litm.register_strategy("builds-a-string", lambda: "edges")  # type: ignore[arg-type,return-value]
     try:
         with pytest.raises(InvalidStrategyError, match="the factory built a str, not a Strategy"):
             litm.place(["a"], "builds-a-string")
     finally:
-        litm.placement.unregister_strategy("builds-a-string")
+        unregister_strategy("builds-a-string")
 
 
 def test_cli_pairs_as_json_lists() -> None:
@@ -201,7 +204,7 @@ def test_duplicate_ids_with_dedup_keep_best_ranked_copy() -> None:
         {"id": "y", "text": "b", "score": 0.1},
         {"id": "x", "text": "c", "score": 0.9},
     ]
-    plan = litm.place(items, "none", rank_by="score", dedup="id", min_docs=0)
+    plan = litm.place(items, "none", rank_by="score", placement=PlacementOptions(dedup="id", min_docs=0))
     assert [d["text"] for d in plan.items] == ["c", "b"]
     assert [(d.doc.text, d.input_index) for d in plan.dropped] == [("a", 0)]
     assert "duplicate id of item 2" in plan.dropped[0].reason
@@ -209,13 +212,13 @@ def test_duplicate_ids_with_dedup_keep_best_ranked_copy() -> None:
 
 def test_dedup_content_is_normalised() -> None:
     items = ["Paris  is in France.", "paris is in\nFRANCE.", "Berlin"]
-    plan = litm.place(items, "none", dedup="content", min_docs=0)
+    plan = litm.place(items, "none", placement=PlacementOptions(dedup="content", min_docs=0))
     assert plan.items == ("Paris  is in France.", "Berlin")
 
 
 def test_top_k_reports_what_it_cut() -> None:
     items = [{"text": t, "score": s} for t, s in [("a", 0.1), ("b", 0.9), ("c", 0.5), ("d", 0.7), ("e", 0.3)]]
-    plan = litm.place(items, "none", rank_by="score", top_k=3, min_docs=0)
+    plan = litm.place(items, "none", rank_by="score", placement=PlacementOptions(top_k=3, min_docs=0))
     assert [d["text"] for d in plan.items] == ["b", "d", "c"]
     assert [d.doc.text for d in plan.dropped] == ["e", "a"]
     proc = run_cli(
@@ -227,7 +230,7 @@ def test_top_k_reports_what_it_cut() -> None:
 
 def test_distances_lower_is_better_and_ties_keep_input_order() -> None:
     items = [{"id": i, "text": i, "score": s} for i, s in [("a", 0.3), ("b", 0.1), ("c", 0.3), ("d", 0.0)]]
-    plan = litm.place(items, "none", rank_by="score", higher_is_better=False, min_docs=0)
+    plan = litm.place(items, "none", rank_by="score", placement=PlacementOptions(higher_is_better=False, min_docs=0))
     assert [d["id"] for d in plan.items] == ["d", "b", "a", "c"]
     proc = run_cli(["--rank-by", "score", "--lower-is-better", "--strategy", "none"], jsonl(items))
     assert [json.loads(x)["id"] for x in proc.stdout.splitlines()] == ["d", "b", "a", "c"]

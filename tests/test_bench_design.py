@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from litm import placement
 from litm.bench._data import Passage, QAItem
 from litm.bench._design import (
     ANCHOR_ELEMENT_ARMS,
@@ -37,7 +36,8 @@ from litm.bench._jobs import stage1_jobs
 from litm.bench._runner import BenchConfig
 from litm.bench._sources import load_bench_items
 from litm.errors import EvalError, InvalidOptionError
-from litm.placement import PositionProfile, place
+from litm.placement import PlacementOptions, PositionProfile, place
+from litm.placement._registry import get_strategy
 from litm.placement._strategies import RandomOrder
 from litm.prompt import PromptTemplate, middle_slots
 
@@ -57,8 +57,8 @@ def test_gold_slot_matches_place_on_real_documents(name: str, k: int) -> None:
     for seed in (0, 7, 123):
         for r in range(1, k + 1):
             docs = [{"id": f"p{p.pid}", "text": p.text} for p in item.ranked(r, k)]
-            strat = RandomOrder(seed) if name == "random" else placement.get_strategy(name, profile=PROFILE)
-            plan = place(docs, strat, profile=PROFILE if name == "profile" else None)
+            strat = RandomOrder(seed) if name == "random" else get_strategy(name, profile=PROFILE)
+            plan = place(docs, strat, placement=PlacementOptions(profile=PROFILE if name == "profile" else None))
             slot = [d["id"] for d in plan.items].index("p0") + 1
             assert gold_slot(name, k, r, seed=seed, profile=PROFILE) == slot
 

@@ -1,13 +1,12 @@
 """The token gate's guarantees, checked over many random cases with a real tokenizer (cl100k, offline).
 
-Ranking and placement are fit's own options; a builder carrying the deprecated placement settings is read
-as their source, never besides them. Approximate counts carry the margin.
+Ranking and placement are fit's own options (one PlacementOptions value, with shorthands); the builder carries
+none. Approximate counts carry the margin.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import pytest
@@ -16,12 +15,22 @@ from hypothesis import strategies as st
 
 from litm.budget import fit
 from litm.budget._counting import Counter
-from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
+from litm.errors import (
+    ContextBudgetExceeded,
+    InvalidOptionError,
+    InvalidOptionTypeError,
+    LitmError,
+    PromptError,
+    PromptOptionError,
+    UnsupportedTypeError,
+)
 from litm.models.tokenizers import count_request
 from litm.models.tokenizers._base import UNSTATED_MARGIN
-from litm.placement import DEFAULT_STRATEGY, place
+from litm.models.tokenizers._bpe import OpenAITokenizer
+from litm.placement import PlacementOptions, place
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder, Wording
-from litm.tokens import OpenAITokenizer, get_tokenizer
+from litm.tokens import get_tokenizer
 
 TOK = OpenAITokenizer("cl100k_base")
 BUILDER = PromptBuilder()
@@ -96,26 +105,20 @@ def test_score_ranking_is_respected() -> None:
     assert [d.id for d in result.dropped] == ["d2", "d0"]
 
 
-def legacy_builder(**placement: Any) -> PromptBuilder:
-    """A builder with the deprecated placement settings (kept for one release; may warn when built)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return PromptBuilder(**placement)
-
-
 SCORED = [{"id": f"d{i}", "text": f"Passage {i}. " + "Filler sentence here. " * 12, "score": s}
           for i, s in enumerate([0.1, 0.2, 0.3, 0.4, 0.9])]
 TIGHT = TOK.count(build(SCORED[:2], "Q?").text) + 3  # room for two documents
 
 
-def test_the_builders_placement_is_the_ranking_when_fit_is_given_none() -> None:
-    # Before: fit ranked by input order and ignored placement={"rank_by": "score"}, keeping d0 and d1.
-    legacy = legacy_builder(strategy="pyramid", placement={"rank_by": "score"})
-    result = fit(SCORED, "Q?", legacy, TOK, TIGHT)
+def test_placement_options_and_shorthands_are_one_setting() -> None:
+    # The options travel as one value; the strategy= / rank_by= shorthands override its fields.
+    options = PlacementOptions(strategy="pyramid", rank_by="score")
+    result = fit(SCORED, "Q?", BUILDER, TOK, TIGHT, placement=options)
     assert [d.id for d in result.kept] == ["d4", "d3"]
-    # The same ranking given to fit itself, with a builder that does no placement: the same prompt.
     direct = fit(SCORED, "Q?", BUILDER, TOK, TIGHT, strategy="pyramid", rank_by="score")
     assert direct.prompt.text == result.prompt.text and direct.prompt.ids == ["d4", "d3"]
+    over = fit(SCORED, "Q?", BUILDER, TOK, TIGHT, rank_by="input", placement=options)
+    assert [d.id for d in over.kept] == ["d0", "d1"]
 
 
 def test_score_ranking_keeps_the_best_document_at_a_tight_budget() -> None:
@@ -123,16 +126,18 @@ def test_score_ranking_keeps_the_best_document_at_a_tight_budget() -> None:
     assert "d4" in result.prompt.ids and [d.id for d in result.dropped] == ["d2", "d1", "d0"]
 
 
-def test_placement_set_in_two_places_is_refused() -> None:
-    with pytest.raises(InvalidOptionError, match="set twice"):
-        fit(SCORED, "Q?", legacy_builder(placement={"rank_by": "score"}), TOK, TIGHT, rank_by="score")
-    with pytest.raises(InvalidOptionError, match="set twice"):
-        fit(SCORED, "Q?", legacy_builder(strategy="edges"), TOK, TIGHT, top_k=3)
+def test_placement_must_be_a_placement_options_value() -> None:
+    # The flat mapping of old is refused with a typed error, and the builder no longer carries placement.
+    with pytest.raises(InvalidOptionTypeError, match="placement must be a PlacementOptions, got dict"):
+        fit(SCORED, "Q?", BUILDER, TOK, TIGHT, placement={"rank_by": "score"})  # type: ignore[arg-type]
+    with pytest.raises(PromptOptionError, match="unknown option"):
+        PromptBuilder(strategy="edges")
 
 
 def test_top_k_and_dedup_are_ranking_not_budget() -> None:
     docs = [*SCORED, {"id": "d4", "text": "a copy", "score": 0.05}]
-    result = fit(docs, "Q?", BUILDER, TOK, 10_000, rank_by="score", dedup="id", top_k=3, strategy="edges")
+    options = PlacementOptions(strategy="edges", rank_by="score", dedup="id", top_k=3)
+    result = fit(docs, "Q?", BUILDER, TOK, 10_000, placement=options)
     assert [d.id for d in result.kept] == ["d4", "d3", "d2"] and result.dropped == []
     assert [(d.doc.id, d.reason.split()[0]) for d in result.excluded] == [("d4", "duplicate"), ("d1", "rank"),
                                                                           ("d0", "rank")]

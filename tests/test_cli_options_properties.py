@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.cli._bench import _ints, _split
 from litm.errors import PromptError
-from litm.placement import strategy_names
+from litm.placement._registry import strategy_names
 from litm.probe import ProbeError
 from litm.probe._grid import MAX_DEPTHS, parse_depths, parse_lengths
 from litm.prompt import AnchorOptions, Layout, Wording, build_prompt

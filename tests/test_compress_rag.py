@@ -97,7 +97,8 @@ def test_litm_rag_compress_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_auto_finds_a_profile_registered_for_the_pipelines_model(tmp_path: Path) -> None:
-    from litm.placement import PositionProfile, register_profile, unregister_profile
+    from litm.placement import PositionProfile, register_profile
+    from litm.placement._auto import unregister_profile
 
     # A profile whose best slot is the middle one: auto places rank 1 there only if it found the profile.
     with pytest.raises(InvalidProfileError, match="from_weights"):

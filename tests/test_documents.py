@@ -13,6 +13,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
 from litm.errors import InvalidDocumentError
+from litm.placement import PlacementOptions
 from litm.placement._documents import Doc, to_doc
 
 
@@ -90,7 +91,7 @@ def test_pairs_of_any_document_and_distances() -> None:
     pairs = [("far", 0.9), ({"id": "n", "text": "near", "score": 7.0}, 0.1), (Doc(text="mid", id="m"), 0.4)]
     docs = [to_doc(p, index=i) for i, p in enumerate(pairs)]
     assert [(d.id, d.text, d.score) for d in docs] == [("doc-1", "far", 0.9), ("n", "near", 0.1), ("m", "mid", 0.4)]
-    plan = litm.place(pairs, "none", rank_by="score", higher_is_better=False)
+    plan = litm.place(pairs, "none", rank_by="score", placement=PlacementOptions(higher_is_better=False))
     assert [s.doc.text for s in plan.slots] == ["near", "mid", "far"]
     assert plan.items == (pairs[1], pairs[2], pairs[0])
     assert [s.relevance for s in plan.slots] == [1.0, 0.625, 0.0]

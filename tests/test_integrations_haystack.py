@@ -24,6 +24,7 @@ from integrations_support import SAMPLE_QUESTION, sample_docs
 from litm.budget._counting import as_counter
 from litm.errors import InvalidOptionError, UnknownStrategyError
 from litm.integrations import haystack as litm_haystack
+from litm.placement import PlacementOptions
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 
 QUESTION = SAMPLE_QUESTION["question"]
@@ -79,7 +80,8 @@ def test_a_trim_and_prompt_pipeline_survives_yaml_and_runs() -> None:
     out = loaded.run(inputs, include_outputs_from={"retriever", "trim"})
     hits, kept, dropped = out["retriever"]["documents"], out["trim"]["documents"], out["trim"]["dropped"]
     assert 4 <= len(kept) < len(hits) and _ids(dropped) == _ids(hits[len(kept) :])  # lowest-ranked cut first
-    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], "profile", rank_by="score", profile=profile).items)
+    by_profile = PlacementOptions("profile", rank_by="score", profile=profile)
+    assert _ids(kept) == _ids(litm.place(hits[: len(kept)], placement=by_profile).items)
     # The prompt shows the trimmer's documents in the trimmer's order, and it is the prompt that was counted.
     assert _ids(out["prompt"]["documents"]) == _ids(kept)
     system, user = out["prompt"]["prompt"]
@@ -160,7 +162,7 @@ def test_per_run_overrides() -> None:
     ("make", "error", "message"),
     [
         (lambda: litm_haystack.LitmRanker(strategy="lost"), UnknownStrategyError, "unknown placement strategy"),
-        (lambda: litm_haystack.LitmRanker(rank_by="bm25"), InvalidOptionError, "rank_by must be one of"),
+        (lambda: litm_haystack.LitmRanker(rank_by="bm25"), InvalidOptionError, "rank_by must be 'auto', 'input'"),
         (lambda: litm_haystack.LitmTrimmer(tokenizer=GPT4O, max_input_tokens=0), InvalidOptionError,
          "max_input_tokens must be a positive integer"),
         (lambda: litm_haystack.LitmPromptBuilder(max_input_tokens=500), InvalidOptionError, "tokenizer is missing"),

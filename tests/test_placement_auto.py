@@ -9,16 +9,9 @@ import pytest
 
 import litm
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, InvalidProfileError
-from litm.placement import (
-    AutoOrder,
-    Edges,
-    PositionProfile,
-    ProfileOrder,
-    profile_for,
-    register_profile,
-    registered_profiles,
-    unregister_profile,
-)
+from litm.placement import PlacementOptions, PositionProfile, register_profile
+from litm.placement._auto import AutoOrder, profile_for, registered_profiles, unregister_profile
+from litm.placement._strategies import Edges, ProfileOrder
 
 # Best slot first, worst in the middle, a weak end: neither the edges nor the pyramid order.
 QWEN_LIKE = PositionProfile.from_weights([0.39, 0.28, 0.24, 0.19, 0.18, 0.23, 0.25], name="qwen-like")
@@ -35,22 +28,26 @@ def spec() -> Iterator[str]:
 def test_a_registered_profile_drives_auto_for_its_model_only(spec: str) -> None:
     assert profile_for(spec) is None
     assert register_profile(spec, QWEN_LIKE) is QWEN_LIKE and registered_profiles()[spec] is QWEN_LIKE
-    plan = litm.place(DOCS, model=spec)
+    plan = litm.place(DOCS, placement=PlacementOptions(model=spec))
     assert plan.strategy == "auto"
-    assert plan.ranks == litm.place(DOCS, "profile", profile=QWEN_LIKE).ranks != litm.place(DOCS, "edges").ranks
+    assert (
+        plan.ranks
+        == litm.place(DOCS, "profile", placement=PlacementOptions(profile=QWEN_LIKE)).ranks
+        != litm.place(DOCS, "edges").ranks
+    )
     assert plan.note == f"auto: measured profile 'qwen-like' (registered for model {spec!r}): best rank to its " + (
         "highest-weight slot"
     )
     assert plan.profile_name == "qwen-like" and "1st-highest weight slot in the qwen-like profile" in plan.explain()
     # Another model (or none) has no measured profile: edges.
-    other = litm.place(DOCS, model="local:another")
+    other = litm.place(DOCS, placement=PlacementOptions(model="local:another"))
     assert other.ranks == litm.place(DOCS, "edges").ranks and other.note is not None and "edges" in other.note
 
 
 def test_a_given_profile_wins_over_a_registered_one(spec: str) -> None:
     register_profile(spec, QWEN_LIKE)
     recency = PositionProfile.recency()
-    plan = litm.place(DOCS, profile=recency, model=spec)
+    plan = litm.place(DOCS, placement=PlacementOptions(profile=recency, model=spec))
     assert plan.ranks == [7, 6, 5, 4, 3, 2, 1] and plan.note is not None and "'recency' (given)" in plan.note
 
 
@@ -83,7 +80,7 @@ def test_bad_registrations_are_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidOptionTypeError, match="profile must be a PositionProfile"):
         AutoOrder([0.9, 0.1])  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionTypeError):
-        litm.place(DOCS, model=5)  # type: ignore[arg-type]
+        litm.place(DOCS, placement=PlacementOptions(model=5))  # type: ignore[arg-type]
     assert profile_for("local:x") is None
 
 

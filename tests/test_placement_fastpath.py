@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 
 import litm
-import litm.placement._strategy as strategy_module
+import litm.placement._place as strategy_module
 from litm.placement import Doc, PlacementPlan
 from litm.placement._profile import PositionProfile
 
@@ -65,7 +65,7 @@ def item_lists(draw: Any) -> list[Any]:
 
 def _outcome(items: list[Any], **options: Any) -> tuple[str, Any]:
     try:
-        plan = litm.place(items, **options)
+        plan = litm.place(items, placement=litm.PlacementOptions(**options))
     except Exception as exc:  # the same error type and message on both paths is what is checked
         return "error", (type(exc), str(exc))
     return "plan", (plan.items, plan.note, plan.slots, plan.dropped, plan.profile_name, plan.to_dict())

@@ -16,8 +16,10 @@ from llama_index.core.postprocessor import LongContextReorder as LlamaLongContex
 from llama_index.core.schema import NodeWithScore, TextNode
 
 import litm
-from litm.placement import DEFAULT_STRATEGY
+from litm.placement import PlacementOptions
 from litm.placement._profile import PositionProfile
+from litm.placement._registry import DEFAULT_STRATEGY, STRATEGIES, get_strategy, strategy_names, unregister_strategy
+from litm.placement._strategies import Edges, Pyramid, RandomOrder
 
 # Written out by hand from the definitions in the issue (not generated from the code under test).
 EXPECTED: dict[str, dict[int, list[int]]] = {
@@ -69,7 +71,7 @@ def names(n: int) -> list[str]:
 @pytest.mark.parametrize("strategy", sorted(EXPECTED))
 @pytest.mark.parametrize("n", range(10))
 def test_exact_order(strategy: str, n: int) -> None:
-    plan = litm.place(names(n), strategy=strategy, min_docs=0)
+    plan = litm.place(names(n), strategy=strategy, placement=PlacementOptions(min_docs=0))
     assert plan.ranks == EXPECTED[strategy][n]
     assert plan.items == tuple(f"r{r}" for r in EXPECTED[strategy][n])
 
@@ -77,17 +79,25 @@ def test_exact_order(strategy: str, n: int) -> None:
 @pytest.mark.parametrize("n", range(10))
 def test_profile_builtins_reproduce_edges_and_pyramid(n: int) -> None:
     for name in ("edges", "pyramid"):
-        plan = litm.place(names(n), strategy="profile", profile=PositionProfile.builtin(name), min_docs=0)
+        plan = litm.place(
+            names(n), strategy="profile", placement=PlacementOptions(profile=PositionProfile.builtin(name), min_docs=0)
+        )
         assert plan.ranks == EXPECTED[name][n], name
-    assert litm.place(names(n), "profile", profile=PositionProfile.primacy(), min_docs=0).ranks == EXPECTED["none"][n]
     assert (
-        litm.place(names(n), "profile", profile=PositionProfile.recency(), min_docs=0).ranks == EXPECTED["reverse"][n]
+        litm.place(names(n), "profile", placement=PlacementOptions(profile=PositionProfile.primacy(), min_docs=0)).ranks
+        == EXPECTED["none"][n]
+    )
+    assert (
+        litm.place(names(n), "profile", placement=PlacementOptions(profile=PositionProfile.recency(), min_docs=0)).ranks
+        == EXPECTED["reverse"][n]
     )
 
 
 @pytest.mark.parametrize("n", range(0, 10))
 def test_profile_without_measurement_defaults_to_pyramid(n: int) -> None:
-    assert litm.place(names(n), strategy="profile", min_docs=0).ranks == EXPECTED["pyramid"][n]
+    assert (
+        litm.place(names(n), strategy="profile", placement=PlacementOptions(min_docs=0)).ranks == EXPECTED["pyramid"][n]
+    )
 
 
 @pytest.mark.parametrize("n", [*range(21), 33])
@@ -106,7 +116,11 @@ def test_langchain_parity_for_two_and_three_documents_written_out() -> None:
     assert litm.place(["d1", "d2"], "langchain").items == ("d2", "d1")
     assert litm.place(["d1", "d2", "d3"], "langchain").items == ("d1", "d3", "d2")
     # An explicit threshold is still honoured.
-    assert litm.place(["d1", "d2", "d3"], "langchain", min_docs=4).items == ("d1", "d2", "d3")
+    assert litm.place(["d1", "d2", "d3"], "langchain", placement=PlacementOptions(min_docs=4)).items == (
+        "d1",
+        "d2",
+        "d3",
+    )
 
 
 def _nodes(scores: list[float | None]) -> list[NodeWithScore]:
@@ -175,9 +189,13 @@ def test_default_strategy_is_auto_edges_without_a_profile() -> None:
 def test_default_strategy_places_by_a_measured_profile() -> None:
     # A profile whose best slot is the first and whose worst is the third: not the edges order.
     measured = litm.PositionProfile.from_weights([0.9, 0.1, 0.0, 0.4, 0.5, 0.6], name="qwen-like")
-    plan = litm.place(names(6), profile=measured)
+    plan = litm.place(names(6), placement=PlacementOptions(profile=measured))
     assert plan.strategy == "auto"
-    assert plan.ranks == litm.place(names(6), "profile", profile=measured).ranks == [1, 5, 6, 4, 3, 2]
+    assert (
+        plan.ranks
+        == litm.place(names(6), "profile", placement=PlacementOptions(profile=measured)).ranks
+        == [1, 5, 6, 4, 3, 2]
+    )
     assert plan.ranks != EXPECTED["edges"][6]
     assert plan.note == "auto: measured profile 'qwen-like' (given): best rank to its highest-weight slot"
     assert plan.profile_name == "qwen-like"
@@ -192,18 +210,22 @@ def test_min_docs_keeps_rank_order_and_says_so() -> None:
     assert plan.note == "3 document(s) is below min_docs=4: rank order kept"
     assert {s.reason for s in plan.slots} == {"rank order kept (below min_docs)"}
     # Distances: the smallest first.
-    near = litm.place(docs, "pyramid", rank_by="score", higher_is_better=False)
+    near = litm.place(docs, "pyramid", rank_by="score", placement=PlacementOptions(higher_is_better=False))
     assert [d["text"] for d in near.items] == ["a", "c", "b"]
     # Under rank_by="input" the rank order is the given order.
     assert litm.place(docs, "pyramid").items == tuple(docs)
     # Lowering min_docs makes the strategy act.
-    assert litm.place(docs, strategy="pyramid", rank_by="score", min_docs=3).ranks == [2, 3, 1]
+    assert litm.place(docs, strategy="pyramid", rank_by="score", placement=PlacementOptions(min_docs=3)).ranks == [
+        2,
+        3,
+        1,
+    ]
 
 
 def test_random_is_seeded_and_a_permutation() -> None:
-    a = litm.place(names(9), strategy=litm.RandomOrder(seed=7))
-    b = litm.place(names(9), strategy=litm.RandomOrder(seed=7))
-    c = litm.place(names(9), strategy=litm.RandomOrder(seed=8))
+    a = litm.place(names(9), strategy=RandomOrder(seed=7))
+    b = litm.place(names(9), strategy=RandomOrder(seed=7))
+    c = litm.place(names(9), strategy=RandomOrder(seed=8))
     assert a.items == b.items
     assert sorted(a.items) == sorted(names(9))
     assert a.items != c.items
@@ -226,9 +248,9 @@ def test_plan_is_a_frozen_hashable_value() -> None:
     assert again == a and hash(again) == hash(a) and again.slots[0].relevance == a.slots[0].relevance
 
 
-def test_strategy_objects_are_callable() -> None:
-    assert litm.Pyramid()(names(6)).ranks == [2, 4, 6, 5, 3, 1]
-    assert litm.get_strategy("edges").arrange(6) == [0, 2, 4, 5, 3, 1]
+def test_strategy_objects_place_like_their_names() -> None:
+    assert litm.place(names(6), Pyramid()).ranks == litm.place(names(6), "pyramid").ranks == [2, 4, 6, 5, 3, 1]
+    assert get_strategy("edges").arrange(6) == [0, 2, 4, 5, 3, 1]
 
 
 def test_register_custom_strategy() -> None:
@@ -241,17 +263,17 @@ def test_register_custom_strategy() -> None:
     litm.register_strategy("middle-first-test", MiddleFirst)
     try:
         assert litm.place(names(5), "middle-first-test").ranks == [5, 4, 3, 2, 1]
-        assert "middle-first-test" in litm.placement.strategy_names()
+        assert "middle-first-test" in strategy_names()
         # One rule for every name: a taken one (a built-in or this one) is refused without replace=True.
         with pytest.raises(litm.AlreadyRegisteredError):
             litm.register_strategy("middle-first-test", MiddleFirst)
         with pytest.raises(litm.AlreadyRegisteredError, match="pyramid"):
             litm.register_strategy("pyramid", MiddleFirst)
-        litm.register_strategy("middle-first-test", litm.Edges, replace=True)
+        litm.register_strategy("middle-first-test", Edges, replace=True)
         assert litm.place(names(5), "middle-first-test").ranks == [1, 3, 5, 4, 2]
     finally:
-        litm.placement.unregister_strategy("middle-first-test")
-    assert "middle-first-test" not in litm.STRATEGIES
+        unregister_strategy("middle-first-test")
+    assert "middle-first-test" not in STRATEGIES
 
 
 def test_broken_custom_strategy_is_caught() -> None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import litm
+from litm.placement import PlacementOptions
 from litm.placement._profile import PositionProfile
 
 sizes = st.integers(min_value=0, max_value=60)
@@ -23,7 +24,7 @@ def names(n: int) -> list[str]:
 def test_output_is_a_permutation_and_input_untouched(n: int, strategy: str, min_docs: int) -> None:
     items = names(n)
     before = list(items)
-    plan = litm.place(items, strategy=strategy, min_docs=min_docs)
+    plan = litm.place(items, strategy=strategy, placement=PlacementOptions(min_docs=min_docs))
     assert items == before
     assert sorted(plan.items) == sorted(items)
     assert sorted(plan.ranks) == list(range(1, n + 1))
@@ -32,11 +33,11 @@ def test_output_is_a_permutation_and_input_untouched(n: int, strategy: str, min_
 
 @given(n=st.integers(min_value=1, max_value=80))
 def test_edges_first_pyramid_last(n: int) -> None:
-    assert litm.place(names(n), "edges", min_docs=0).ranks[0] == 1
-    assert litm.place(names(n), "pyramid", min_docs=0).ranks[-1] == 1
+    assert litm.place(names(n), "edges", placement=PlacementOptions(min_docs=0)).ranks[0] == 1
+    assert litm.place(names(n), "pyramid", placement=PlacementOptions(min_docs=0)).ranks[-1] == 1
     if n >= 2:
-        assert litm.place(names(n), "edges", min_docs=0).ranks[-1] == 2
-        assert litm.place(names(n), "pyramid", min_docs=0).ranks[0] == 2
+        assert litm.place(names(n), "edges", placement=PlacementOptions(min_docs=0)).ranks[-1] == 2
+        assert litm.place(names(n), "pyramid", placement=PlacementOptions(min_docs=0)).ranks[0] == 2
 
 
 def _never_decreasing_toward_centre(ranks: list[int]) -> bool:
@@ -50,7 +51,7 @@ def _never_decreasing_toward_centre(ranks: list[int]) -> bool:
 
 @given(n=st.integers(min_value=0, max_value=80), strategy=st.sampled_from(["edges", "pyramid"]))
 def test_rank_never_improves_toward_the_centre(n: int, strategy: str) -> None:
-    assert _never_decreasing_toward_centre(litm.place(names(n), strategy, min_docs=0).ranks)
+    assert _never_decreasing_toward_centre(litm.place(names(n), strategy, placement=PlacementOptions(min_docs=0)).ranks)
 
 
 weights_st = st.lists(
@@ -63,7 +64,7 @@ def test_profile_assignment_is_optimal_against_brute_force(weights: list[float],
     profile = PositionProfile.from_weights(weights, tie_break=tie)  # type: ignore[arg-type]
     slot_w = profile.exact_slot_weights(n)
     value = [Fraction(n - r) for r in range(n)]  # strictly falling with rank
-    plan = litm.place(names(n), "profile", profile=profile, min_docs=0)
+    plan = litm.place(names(n), "profile", placement=PlacementOptions(profile=profile, min_docs=0))
     ours = sum(slot_w[s] * value[r - 1] for s, r in enumerate(plan.ranks))
     best = max(sum(slot_w[s] * value[r] for s, r in enumerate(perm)) for perm in itertools.permutations(range(n)))
     assert ours == best
@@ -73,7 +74,7 @@ def test_profile_assignment_is_optimal_against_brute_force(weights: list[float],
 def test_profile_ties_go_toward_the_question(weights: list[float], n: int) -> None:
     profile = PositionProfile.from_weights(weights)
     w = profile.exact_slot_weights(n)
-    ranks = litm.place(names(n), "profile", profile=profile, min_docs=0).ranks
+    ranks = litm.place(names(n), "profile", placement=PlacementOptions(profile=profile, min_docs=0)).ranks
     for a in range(n):
         for b in range(a + 1, n):
             if w[a] == w[b]:
@@ -93,7 +94,9 @@ def test_relevance_is_the_score_rescaled_with_its_direction(
     scores: list[float], higher: bool, top_k: int | None
 ) -> None:
     items = [{"id": f"d{i}", "text": "t", "score": s} for i, s in enumerate(scores)]
-    plan = litm.place(items, "pyramid", rank_by="score", higher_is_better=higher, top_k=top_k)
+    plan = litm.place(
+        items, "pyramid", rank_by="score", placement=PlacementOptions(higher_is_better=higher, top_k=top_k)
+    )
     by_rank = sorted(plan.slots, key=lambda s: s.rank)
     rel = [s.relevance for s in by_rank]
     assert all(r is not None and 0.0 <= r <= 1.0 for r in rel)

@@ -17,7 +17,8 @@ import pytest
 
 PLUGIN = '''
 from litm.models._base import Completion, Model
-from litm.placement import Edges, Strategy
+from litm.placement import Strategy
+from litm.placement._strategies import Edges
 
 
 class FirstLast(Strategy):
@@ -97,7 +98,8 @@ def test_plugins_in_python_and_builtins_are_never_replaced(plugin_path: Path) ->
         """
         import litm
         from litm.models import backends, load_model
-        print("first-last" in litm.strategy_names(), "echo" in backends())
+        from litm.placement._registry import strategy_names
+        print("first-last" in strategy_names(), "echo" in backends())
         print(load_model("echo:hi").complete("ping").text)
         # The plugin's "pyramid" does not displace the built-in one.
         print(litm.place(["a", "b", "c", "d", "e"], "pyramid").items)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from litm.placement import place
+from litm.placement import PlacementOptions, place
 from litm.placement._profile import PositionProfile
 from litm.probe._analysis import Cell, DeadZone, analyze, dead_zone, effective_length
 from litm.probe._export import accuracy_table, diff_profiles, recommended_max_input_tokens, to_profile
@@ -201,13 +201,14 @@ def test_profile_export_is_a_versioned_position_profile(tmp_path: Path) -> None:
     loaded = PositionProfile.load(path)
     assert loaded.weight_at(0.5) == pytest.approx(0.3)
     # Placement consumes it: the best document goes to the best measured depth (the end).
-    assert place(["d1", "d2", "d3", "d4", "d5"], "profile", profile=loaded).items[-1] == "d1"
+    by_profile = PlacementOptions(strategy="profile", profile=loaded)
+    assert place(["d1", "d2", "d3", "d4", "d5"], placement=by_profile).items[-1] == "d1"
 
 
 def test_flat_profile_ties_break_toward_the_edges() -> None:
     a = analyze(rows_from(curve(512, [1.0] * 5)))["needle"]
     p = to_profile(a)
-    order = place([f"d{i}" for i in range(1, 9)], "profile", profile=p).items
+    order = place([f"d{i}" for i in range(1, 9)], "profile", placement=PlacementOptions(profile=p)).items
     assert order[-1] == "d1" and order[0] == "d2"  # pyramid-like, not rank 1 in a tied middle slot
 
 

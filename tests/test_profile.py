@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import litm
+from litm.placement import PlacementOptions
 from litm.placement._profile import PositionProfile
 
 
@@ -27,7 +28,7 @@ def test_interpolation_and_exact_ties() -> None:
 def test_measured_profile_drives_placement() -> None:
     # A profile like Gemma 270M's needle curve (worst at the edges): the best document goes mid-context.
     p = PositionProfile.from_weights([0.35, 0.75, 0.70, 0.75, 0.35], name="gemma-needle")
-    plan = litm.place([f"r{i}" for i in range(1, 6)], "profile", profile=p)
+    plan = litm.place([f"r{i}" for i in range(1, 6)], "profile", placement=PlacementOptions(profile=p))
     assert plan.ranks[1] in (1, 2) and plan.ranks[3] in (1, 2)
     assert plan.ranks[0] in (4, 5) and plan.ranks[4] in (4, 5)
     assert "gemma-needle" in plan.slots[0].reason
@@ -60,13 +61,26 @@ def test_round_trip_and_cli(tmp_path: Path) -> None:
     docs = "".join(json.dumps({"id": f"r{i}", "text": f"t{i}"}) + "\n" for i in range(1, 7))
     plan_file = tmp_path / "plan.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "litm", "place", "--strategy", "profile", "--profile", str(path),
-         "--plan-json", str(plan_file)],
-        input=docs, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "litm",
+            "place",
+            "--strategy",
+            "profile",
+            "--profile",
+            str(path),
+            "--plan-json",
+            str(plan_file),
+        ],
+        input=docs,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     out_ids = [json.loads(x)["id"] for x in proc.stdout.splitlines()]
-    expected = list(litm.place([f"r{i}" for i in range(1, 7)], "profile", profile=p).items)
+    expected = list(litm.place([f"r{i}" for i in range(1, 7)], "profile", placement=PlacementOptions(profile=p)).items)
     assert out_ids == expected
     plan = json.loads(plan_file.read_text())
     assert plan["strategy"] == "profile" and [s["id"] for s in plan["slots"]] == out_ids
@@ -75,7 +89,10 @@ def test_round_trip_and_cli(tmp_path: Path) -> None:
 def test_cli_missing_profile_file(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "litm", "place", "--strategy", "profile", "--profile", str(tmp_path / "nope.json")],
-        input='"a"\n', capture_output=True, text=True, timeout=60,
+        input='"a"\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2 and "profile file not found" in proc.stderr
 
@@ -90,7 +107,12 @@ def test_version_and_help() -> None:
 
 def test_plan_is_json_serialisable_and_explains() -> None:
     docs = [{"id": f"d{i}", "text": f"t{i}", "score": s} for i, s in enumerate([0.1, 0.9, 0.5, 0.7, 0.3])]
-    plan = litm.place([*docs, {"id": "d1", "text": "dup", "score": 0.0}], "pyramid", rank_by="score", dedup="id")
+    plan = litm.place(
+        [*docs, {"id": "d1", "text": "dup", "score": 0.0}],
+        "pyramid",
+        rank_by="score",
+        placement=PlacementOptions(dedup="id"),
+    )
     data = json.loads(plan.to_json())
     assert [s["rank"] for s in data["slots"]] == [2, 4, 5, 3, 1]
     assert data["dropped"] == [{"id": "d1", "input_index": 5, "reason": "duplicate id of item 1"}]
@@ -98,7 +120,11 @@ def test_plan_is_json_serialisable_and_explains() -> None:
     assert "best document last, next to the question" in text and "dropped d1" in text
     # Raw scores and their relevance (the best placed document 1.0, the worst 0.0) side by side.
     assert [(s["id"], s["score"]) for s in data["slots"]] == [
-        ("d3", 0.7), ("d4", 0.3), ("d0", 0.1), ("d2", 0.5), ("d1", 0.9)
+        ("d3", 0.7),
+        ("d4", 0.3),
+        ("d0", 0.1),
+        ("d2", 0.5),
+        ("d1", 0.9),
     ]
     assert [s["relevance"] for s in data["slots"]] == pytest.approx([0.75, 0.25, 0.0, 0.5, 1.0], abs=1e-12)
     assert text.splitlines()[1].split()[:5] == ["slot", "rank", "id", "score", "relevance"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from litm.errors import DuplicateIdError, LitmError, ModelNotFoundError, PromptError
-from litm.placement import place
+from litm.placement import PlacementOptions, place
 from litm.placement._profile import PositionProfile
 from litm.prompt import (
     ChatTemplate,
@@ -100,7 +100,7 @@ def test_system_and_instruction_are_neutralised_too() -> None:
 
 
 def test_strategy_is_applied_and_plan_is_kept() -> None:
-    p = build_prompt(DOCS, "Q?", strategy="pyramid", placement={"rank_by": "score"})
+    p = build_prompt(DOCS, "Q?", strategy="pyramid", placement=PlacementOptions(rank_by="score"))
     assert p.ids == ["d2", "d4", "d6", "d5", "d3", "d1"]
     assert p.plan.strategy == "pyramid"
     plan = place(DOCS, "edges")
@@ -120,7 +120,7 @@ def test_duplicate_ids_are_refused_or_merged() -> None:
     docs = [{"id": "a", "text": "1"}, {"id": "a", "text": "2"}]
     with pytest.raises(DuplicateIdError):
         build_prompt(docs, "Q?")
-    assert build_prompt(docs, "Q?", placement={"dedup": "id"}).ids == ["a"]
+    assert build_prompt(docs, "Q?", placement=PlacementOptions("none", dedup="id")).ids == ["a"]
 
 
 # -- middle zone ------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_citations() -> None:
         ({"chat_template": 3}, "chat_template"),
         ({"special_tokens": ["x"]}, "too short"),
         ({"special_tokens": ["a\\b"]}, "backslash"),
-        ({"placement": {"strategy": "edges"}}, "strategy="),
+        ({"placement": {"strategy": "edges"}}, "unknown option"),
         ({"positions": "yes"}, "True or False"),
     ],
 )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from litm.placement import PlacementOptions
 from litm.prompt import build_prompt, parse_prompt
 from litm.util._records import read_records
 
@@ -33,7 +34,7 @@ def run(args: list[str], stdin: str | None = None) -> subprocess.CompletedProces
 def test_text_prompt_matches_the_library_exactly() -> None:
     out = run([str(DOCS), "--question", "Who won?", "--strategy", "pyramid", "--rank-by", "score"])
     assert out.returncode == 0, out.stderr
-    expected = build_prompt(read_records(DOCS), "Who won?", strategy="pyramid", placement={"rank_by": "score"})
+    expected = build_prompt(read_records(DOCS), "Who won?", placement=PlacementOptions("pyramid", rank_by="score"))
     assert out.stdout == expected.text  # exact: no trailing newline when piped
     assert parse_prompt(out.stdout).ids == ["curie", "jnanpith", "bragg", "cup-1878", "诺贝尔-zh", "nobel-1901"]
 

@@ -1,4 +1,4 @@
-"""The builder's option objects, the deprecation path of the flat keywords and of builder placement,
+"""The builder's option objects, the deprecation path of the flat keywords, placement kept out of the builder,
 builder serialisation, and the built ``Prompt`` as a plain value (equality, hashing, pickling)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from litm.errors import InvalidOptionError, LitmError, PromptError, PromptOptionError
-from litm.placement import place
+from litm.errors import InvalidOptionError, InvalidOptionTypeError, LitmError, PromptError, PromptOptionError
+from litm.placement import PlacementOptions, place
 from litm.placement._profile import PositionProfile
 from litm.prompt import (
     AnchorOptions,
@@ -64,7 +64,6 @@ def test_defaults_are_the_documented_ones() -> None:
         middle_width=0.5, middle_profile=None, middle_threshold=0.5, style="xml", score_as="relevance",
     )
     assert b.layout == Layout("after", False) and b.escaping == Escaping((), None)
-    assert b.strategy is None and b.placement == {}
 
 
 @pytest.mark.parametrize(
@@ -132,7 +131,7 @@ def test_new_style_construction_does_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         full_builder().build(DOCS, "Q?")
-        build_prompt(DOCS, "Q?", strategy="pyramid", placement={"rank_by": "score"}, middle_marker=True)
+        build_prompt(DOCS, "Q?", placement=PlacementOptions("pyramid", rank_by="score"), middle_marker=True)
 
 
 def test_a_field_given_both_ways_or_unknown_is_refused() -> None:
@@ -142,8 +141,8 @@ def test_a_field_given_both_ways_or_unknown_is_refused() -> None:
         PromptBuilder(colour="red")
     with pytest.raises(PromptOptionError, match="unknown option"):
         build_prompt(DOCS, "Q?", colour="red")
-    with pytest.raises(PromptOptionError, match="unknown placement option"):
-        build_prompt(DOCS, "Q?", strategy="edges", placement={"rank-by": "score"})
+    with pytest.raises(InvalidOptionTypeError, match="placement must be a PlacementOptions, got dict"):
+        build_prompt(DOCS, "Q?", strategy="edges", placement={"rank_by": "score"})  # type: ignore[arg-type]
 
 
 def test_build_prompt_takes_objects_or_their_fields_by_name() -> None:
@@ -165,29 +164,30 @@ def test_the_builder_keeps_the_order_it_is_given() -> None:
     assert PromptBuilder().build(plan, "Q?").plan is plan
 
 
-def test_builder_placement_is_deprecated_readable_and_still_works_for_a_release() -> None:
-    with pytest.warns(DeprecationWarning, match=r"PromptBuilder\(strategy=..., placement=...\) is deprecated"):
-        b = PromptBuilder(strategy="pyramid", placement={"rank_by": "score"})
-    assert b.strategy == "pyramid" and b.placement == {"rank_by": "score"}
-    b.placement["rank_by"] = "input"  # a copy: the builder's own setting does not change
-    assert b.placement == {"rank_by": "score"}
-    expected = place(DOCS, "pyramid", rank_by="score")
-    assert b.build(DOCS, "Q?").ids == [d.id for d in expected.docs]
-    # A plan is used as is, even by a builder with a deprecated strategy (fit places, then builds).
-    edges = place(DOCS, "edges")
-    assert b.build(edges, "Q?").plan is edges
-    with pytest.warns(DeprecationWarning):
-        dedup = PromptBuilder(placement={"dedup": "id"})
-    assert dedup.build([{"id": "a", "text": "1"}, {"id": "a", "text": "2"}], "Q?").ids == ["a"]
+def test_the_builder_takes_no_placement_settings() -> None:
+    # The deprecated PromptBuilder(strategy=, placement=) of 0.1 is gone: placing is place()'s, fit()'s or
+    # build_prompt()'s job, with one PlacementOptions value.
+    with pytest.raises(PromptOptionError, match="unknown option"):
+        PromptBuilder(strategy="pyramid")  # type: ignore[call-arg]
+    with pytest.raises(PromptOptionError, match="unknown option"):
+        PromptBuilder(placement={"rank_by": "score"})  # type: ignore[call-arg]
+    saved = PromptBuilder().to_dict()
+    saved["init_parameters"]["placement"] = {"strategy": "edges", "options": {}}
+    with pytest.raises(PromptOptionError, match="unknown PromptBuilder parameter"):
+        PromptBuilder.from_dict(saved)
 
 
 def test_build_prompt_places_then_builds() -> None:
-    p = build_prompt(DOCS, "Q?", strategy="pyramid", placement={"rank_by": "score"})
+    p = build_prompt(DOCS, "Q?", strategy="pyramid", placement=PlacementOptions(rank_by="score"))
     assert p.plan == place(DOCS, "pyramid", rank_by="score")
+    # Without placement settings the documents keep their order (deduplicated when asked).
+    kept = build_prompt([{"id": "a", "text": "1"}, {"id": "a", "text": "2"}, {"id": "b", "text": "3"}], "Q?",
+                        placement=PlacementOptions("none", dedup="id"))
+    assert kept.ids == ["a", "b"]
     profile = PositionProfile.from_weights([0.9, 0.1, 0.2, 0.3, 0.4, 0.8])
     # A measured middle profile also drives the profile strategy, unless placement names its own.
     by_profile = build_prompt(DOCS, "Q?", strategy="profile", middle_marker=True, middle_profile=profile)
-    assert by_profile.ids == [d.id for d in place(DOCS, "profile", profile=profile).docs]
+    assert by_profile.ids == [d.id for d in place(DOCS, "profile", placement=PlacementOptions(profile=profile)).docs]
     with pytest.raises(PromptError, match="already placed"):
         build_prompt(place(DOCS, "edges"), "Q?", strategy="edges")
 
@@ -211,24 +211,6 @@ def test_to_dict_is_json_versioned_and_round_trips_to_the_identical_prompt(make:
 def test_the_middle_profile_travels_in_its_own_versioned_form() -> None:
     data = full_builder().to_dict()["init_parameters"]["anchors"]["middle_profile"]
     assert data["format"] == PositionProfile.pyramid().to_dict()["format"] and data["name"] == "measured"
-
-
-def test_deprecated_placement_serialises_by_name() -> None:
-    profile = PositionProfile.pyramid()
-    with pytest.warns(DeprecationWarning):
-        b = PromptBuilder(strategy="profile", placement={"rank_by": "score", "profile": profile})
-    data = json.loads(json.dumps(b.to_dict()))
-    assert data["init_parameters"]["placement"]["strategy"] == "profile"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # reading a saved builder is not a new use of the keywords
-        back = PromptBuilder.from_dict(data)
-    assert back == b and back.build(DOCS, "Q?") == b.build(DOCS, "Q?")
-    from litm.placement import Edges
-
-    with pytest.warns(DeprecationWarning):
-        obj = PromptBuilder(strategy=Edges())
-    with pytest.raises(PromptOptionError, match="cannot be serialised"):
-        obj.to_dict()
 
 
 @pytest.mark.parametrize(

@@ -97,13 +97,6 @@ def test_the_constructor_validates_every_argument(
         Pipeline(**args)
 
 
-def test_a_builder_that_still_places_is_refused(index: Index) -> None:
-    with pytest.warns(DeprecationWarning):
-        old = PromptBuilder(strategy="edges")
-    with pytest.raises(InvalidOptionError, match="give the pipeline the strategy"):
-        Pipeline(BM25(index), builder=old)
-
-
 def test_defaults_are_the_shared_ones(index: Index) -> None:
     rag = Pipeline(index)  # an Index: the auto retriever (bm25 here: no vectors)
     assert (rag.strategy, rag.model_spec, rag.k, rag.max_answer_tokens) == (

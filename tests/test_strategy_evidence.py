@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import litm
-from litm.placement import Edges
 from litm.placement._auto import FALLBACK_STRATEGY
+from litm.placement._registry import DEFAULT_STRATEGY, get_strategy
+from litm.placement._strategies import Edges
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_no_committed_run_puts_the_default_significantly_below_rank_order() -> N
 def test_the_default_is_the_fallback_the_evidence_covers() -> None:
     # Without a measured profile auto is exactly the order the table calls edges, for every n.
     for n in range(0, 30):
-        assert litm.get_strategy(litm.DEFAULT_STRATEGY).arrange(n) == Edges().arrange(n)
+        assert get_strategy(DEFAULT_STRATEGY).arrange(n) == Edges().arrange(n)
 
 
 def _summary(edges_ci: list[float], *, likelihood: bool = False) -> dict[str, object]:

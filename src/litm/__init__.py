@@ -9,6 +9,8 @@ Quick start:
     >>> import litm
     >>> litm.place(["best", "2nd", "3rd", "4th", "5th"]).items    # auto, no profile: edges (best first, 2nd last)
     ('best', '3rd', '5th', '4th', '2nd')
+    >>> litm.place(["far", "near"], placement=litm.PlacementOptions(strategy="none", min_docs=0)).items
+    ('far', 'near')
 """
 
 from litm._version import __version__
@@ -68,44 +70,10 @@ from litm.errors import (
     UnsupportedTypeError,
     VirtualKeyError,
 )
-from litm.placement import (
-    DEFAULT_STRATEGY,
-    STRATEGIES,
-    Doc,
-    Edges,
-    LangChainOrder,
-    PlacementPlan,
-    PositionProfile,
-    ProfileOrder,
-    Pyramid,
-    RandomOrder,
-    RankOrder,
-    Reverse,
-    SlotInfo,
-    Strategy,
-    get_strategy,
-    place,
-    rank,
-    register_strategy,
-    strategy_names,
-    to_doc,
-    to_docs,
-    unregister_strategy,
-)
-from litm.prompt import (
-    AnchorOptions,
-    Escaping,
-    Layout,
-    Prompt,
-    PromptBuilder,
-    Wording,
-    build_prompt,
-    parse_citations,
-)
+from litm.placement import Doc, PlacementOptions, PlacementPlan, PositionProfile, Strategy, place, register_strategy
+from litm.prompt import AnchorOptions, Prompt, PromptBuilder, Wording, build_prompt
 
 __all__ = [
-    "DEFAULT_STRATEGY",
-    "STRATEGIES",
     "AlreadyRegisteredError",
     "AmbiguousCodeTargetError",
     "AnchorOptions",
@@ -123,8 +91,6 @@ __all__ = [
     "DataFileError",
     "Doc",
     "DuplicateIdError",
-    "Edges",
-    "Escaping",
     "EvalError",
     "GatewayConfigError",
     "IndexMismatchError",
@@ -137,8 +103,6 @@ __all__ = [
     "InvalidProfileError",
     "InvalidScoreError",
     "InvalidStrategyError",
-    "LangChainOrder",
-    "Layout",
     "LedgerNotFoundError",
     "LedgerUnavailableError",
     "LitmError",
@@ -147,24 +111,19 @@ __all__ = [
     "ModelError",
     "ModelIntegrityError",
     "ModelNotFoundError",
+    "PlacementOptions",
     "PlacementPlan",
     "PositionProfile",
     "PriceTableError",
     "PriceUnknownError",
     "ProbeError",
-    "ProfileOrder",
     "Prompt",
     "PromptBuilder",
     "PromptError",
     "PromptOptionError",
-    "Pyramid",
-    "RandomOrder",
-    "RankOrder",
     "ReservationError",
     "ReserveUncertainError",
     "RetrievalError",
-    "Reverse",
-    "SlotInfo",
     "SpendBudgetExceeded",
     "SpendLimitNotSetError",
     "SpendRequestError",
@@ -181,14 +140,7 @@ __all__ = [
     "build_prompt",
     "compact_history",
     "fit",
-    "get_strategy",
     "guard",
-    "parse_citations",
     "place",
-    "rank",
     "register_strategy",
-    "strategy_names",
-    "to_doc",
-    "to_docs",
-    "unregister_strategy",
 ]

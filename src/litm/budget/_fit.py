@@ -7,8 +7,10 @@ When the tokenizer is not exact the count carries a safety margin (:mod:`litm.bu
 bound ``upper = ceil(tokens x (1 + margin))`` is what must fit. How many documents survive is found by
 binary search over the ranking, so a fit costs about ``2 + log2(n)`` renders and counts.
 
-Ranking and placement are configured here, in one place (``strategy``, ``rank_by``, ``higher_is_better``,
-``dedup``, ``top_k``, ``min_docs``, ``profile``; see :mod:`litm.budget._placing`).
+Ranking and placement are configured here, in one place: a :class:`~litm.placement.PlacementOptions`
+(``placement=``), with ``strategy=`` and ``rank_by=`` as shorthands. Ranking decides what the budget drops (the
+lowest-ranked documents first), placement where the survivors go; both come from the one value, so the gate
+cannot drop the best document while the prompt ranks by score.
 
 Example:
     >>> from litm.prompt import PromptBuilder
@@ -26,15 +28,15 @@ from typing import Any
 
 from litm.budget._counting import Counter, as_counter
 from litm.budget._margin import describe_count, margin_of, upper_of
-from litm.budget._placing import Placement, resolve_placement
 from litm.compress import Compressed, Scorer, compress
 from litm.compress._compress import TargetCounter
 from litm.compress._scorers import get_scorer
 from litm.errors import CompressionError, ContextBudgetExceeded, InvalidOptionError, PromptError, UnsupportedTypeError
 from litm.models.tokenizers import TokenCount
-from litm.placement import PositionProfile, Strategy, place
-from litm.placement._documents import Doc
-from litm.placement._ranking import Dedup, Dropped, RankBy, rank
+from litm.placement import Doc, PlacementOptions, Strategy, place
+from litm.placement._options import RankByOption
+from litm.placement._place import rank
+from litm.placement._ranking import Dropped
 from litm.util._sentences import split_sentences
 
 __all__ = ["FitResult", "count_rendered", "fit"]
@@ -82,12 +84,8 @@ def fit(
     *,
     format: str = "text",
     strategy: str | Strategy | None = None,
-    rank_by: RankBy | None = None,
-    higher_is_better: bool | None = None,
-    dedup: Dedup | None = None,
-    top_k: int | None = None,
-    min_docs: int | None = None,
-    profile: PositionProfile | None = None,
+    rank_by: RankByOption | None = None,
+    placement: PlacementOptions | None = None,
     truncate: bool = False,
     compress: str | Scorer | None = None,
 ) -> FitResult:
@@ -101,12 +99,10 @@ def fit(
     ``"openai"`` or ``"anthropic"`` the request those messages make, chat overhead included; ``"chatml"``
     and ``"jinja"`` count the rendered string.
 
-    Ranking and placement: ``strategy`` (default :data:`~litm.placement.DEFAULT_STRATEGY`), ``rank_by``
-    (``"input"`` or ``"score"``), ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs`` and ``profile``,
-    as in :func:`~litm.placement.place`. A builder that carries the deprecated ``strategy=`` / ``placement=``
-    settings is used as the source instead when none of these is given; both at once is an
-    :class:`~litm.errors.InvalidOptionError`. With ``truncate=True`` the best dropped document is kept cut at
-    a sentence boundary when part of it fits.
+    Ranking and placement: ``placement`` (a :class:`~litm.placement.PlacementOptions`, default its defaults:
+    ``auto``, the given order), with ``strategy`` and ``rank_by`` as shorthands that override its fields, as in
+    :func:`~litm.placement.place`. With ``truncate=True`` the best dropped document is kept cut at a sentence
+    boundary when part of it fits.
 
     ``compress`` (a scorer name, ``"embed"``, ``"lm"`` or ``"retriever"``, or a :class:`~litm.compress.Scorer`)
     puts question-aware compression before dropping: when the documents do not fit, their sentences are
@@ -118,18 +114,12 @@ def fit(
         raise PromptError(f"question must be str, got {type(question).__name__}")
     if not callable(getattr(builder, "build", None)):
         raise UnsupportedTypeError(f"builder must have a build(plan, question) method, got {type(builder).__name__}")
-    placement = resolve_placement(
-        builder, strategy=strategy, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup,
-        top_k=top_k, min_docs=min_docs, profile=profile,
-    )  # fmt: skip
+    options = PlacementOptions.of(placement, strategy=strategy, rank_by=rank_by)
     count = as_counter(counter)
-    ranking = rank(
-        list(docs), rank_by=placement.rank_by, higher_is_better=placement.higher_is_better,
-        dedup=placement.dedup, top_k=placement.top_k,
-    )  # fmt: skip
+    ranking = rank(list(docs), placement=options)
     ranked = [r.doc for r in ranking.ranked]
     items = [r.item for r in ranking.ranked]
-    render = _renderer(builder, question, format, count, placement)
+    render = _renderer(builder, question, format, count, options)
 
     def result(prompt: Any, counted: TokenCount, kept: list[Doc], first_dropped: int, **extra: Any) -> FitResult:
         return FitResult(
@@ -228,14 +218,14 @@ def _budget(max_input_tokens: int, reserve_output_tokens: int) -> int:
     return budget
 
 
-def _renderer(builder: Any, question: str, fmt: str, count: Counter, placement: Placement) -> Render:
+def _renderer(builder: Any, question: str, fmt: str, count: Counter, options: PlacementOptions) -> Render:
+    # The survivors are already ranked (and deduplicated, cut to top_k): place them by rank and hand the builder
+    # the plan (never re-placed). The ranking's direction goes along: the plan rescales scores to the relevance
+    # the prompt shows.
+    by_rank = options.replace(rank_by="input", dedup=None, top_k=None)
+
     def render(subset: list[Doc]) -> tuple[Any, TokenCount]:
-        # The survivors are already ranked: place them by rank and hand the builder the plan (never re-placed).
-        # The ranking's direction goes along: the plan rescales scores to the relevance the prompt shows.
-        plan = place(
-            subset, placement.strategy, rank_by="input", higher_is_better=placement.higher_is_better,
-            min_docs=placement.min_docs, profile=placement.profile,
-        )  # fmt: skip
+        plan = place(subset, placement=by_rank)
         prompt = builder.build(plan, question)
         return prompt, count_rendered(prompt, fmt, count)
 

@@ -13,7 +13,7 @@ from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy, in_flags
 from litm.errors import ContextBudgetExceeded
-from litm.placement import DEFAULT_STRATEGY
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.tokens import get_tokenizer
 

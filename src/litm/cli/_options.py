@@ -17,7 +17,7 @@ from enum import Enum, StrEnum
 import typer
 
 from litm.errors import ContextBudgetExceeded
-from litm.placement import strategy_names
+from litm.placement._registry import strategy_names
 from litm.prompt import FORMATS, LANGS, QUESTION_POSITIONS, SCORE_AS, STYLES
 
 __all__ = [

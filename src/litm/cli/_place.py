@@ -11,7 +11,9 @@ import typer
 from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import DedupOpt, RankByOpt, check_strategy
-from litm.placement import DEFAULT_MIN_DOCS, DEFAULT_STRATEGY, PositionProfile, place
+from litm.placement import PlacementOptions, PositionProfile, place
+from litm.placement._registry import DEFAULT_STRATEGY
+from litm.placement._strategy import DEFAULT_MIN_DOCS
 from litm.util._files import atomic_write
 
 
@@ -42,16 +44,11 @@ def place_cmd(
     """
     records = load_input(path)
     prof = PositionProfile.load(profile) if profile is not None else None
-    plan = place(
-        records,
-        strategy=strategy,
-        rank_by=rank_by.value,
-        higher_is_better=not lower_is_better,
-        dedup=dedup.value if dedup else None,
-        top_k=top_k,
-        min_docs=min_docs,
-        profile=prof,
-    )
+    options = PlacementOptions(
+        strategy=strategy, rank_by=rank_by.value, higher_is_better=not lower_is_better,
+        dedup=dedup.value if dedup else None, top_k=top_k, min_docs=min_docs, profile=prof,
+    )  # fmt: skip
+    plan = place(records, placement=options)
     # The plan file first, whole or not at all: a path that cannot be written fails before anything is printed.
     if plan_json is not None:
         atomic_write(plan_json, plan.to_json(indent=2) + "\n")

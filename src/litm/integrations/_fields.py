@@ -29,9 +29,18 @@ from typing import Any, ClassVar
 
 from litm.errors import InvalidOptionError, MissingDependencyError
 from litm.integrations._compression import COMPRESSION_DEFAULTS, Compressing
-from litm.integrations._options import Budget, CountAs, Placing, RankByOption, no_budget, optional_budget
-from litm.placement import DEFAULT_STRATEGY
+from litm.integrations._options import (
+    PLACING_FIELDS,
+    Budget,
+    CountAs,
+    RankByOption,
+    no_budget,
+    optional_budget,
+    placing,
+)
+from litm.placement import PlacementOptions
 from litm.placement._ranking import Dedup
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 
 try:
@@ -45,7 +54,6 @@ except ImportError as exc:  # pragma: no cover - both frameworks depend on pydan
 
 __all__ = ["CompressionFields", "PlacingFields", "PromptFields", "SettingsChecked"]
 
-_PLACING = tuple(f.name for f in dataclass_fields(Placing))
 _COMPRESSION = tuple(f.name for f in dataclass_fields(Compressing))
 _BUDGET = ("tokenizer", "max_input_tokens", "reserve_output_tokens", "count_as")
 
@@ -71,7 +79,7 @@ class SettingsChecked(BaseModel):
 
 
 class PlacingFields(SettingsChecked):
-    """The ranking and placement settings (see :class:`~litm.integrations._options.Placing`)."""
+    """The ranking and placement settings (see :func:`~litm.integrations._options.placing`)."""
 
     strategy: str = DEFAULT_STRATEGY
     rank_by: RankByOption = "auto"
@@ -83,15 +91,15 @@ class PlacingFields(SettingsChecked):
     profile: dict[str, Any] | None = None
 
     def __init__(self, **data: Any) -> None:
-        placing = Placing(**{name: self._given_or_default(data, name) for name in _PLACING})
-        if placing.profile is not None:
-            data["profile"] = placing.profile.to_dict()
+        checked = placing({name: self._given_or_default(data, name) for name in PLACING_FIELDS}, type(self).__name__)
+        if checked.profile is not None:
+            data["profile"] = checked.profile.to_dict()
         super().__init__(**data)
 
     @property
-    def placing(self) -> Placing:
-        """The settings as a validated :class:`~litm.integrations._options.Placing` (read at each call)."""
-        return Placing(**{name: getattr(self, name) for name in _PLACING})
+    def placing(self) -> PlacementOptions:
+        """The settings as a validated :class:`~litm.placement.PlacementOptions` (read at each call)."""
+        return placing({name: getattr(self, name) for name in PLACING_FIELDS}, type(self).__name__)
 
 
 class PromptFields(SettingsChecked):

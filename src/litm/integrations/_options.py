@@ -1,4 +1,4 @@
-"""The settings every framework component shares: how to rank and place (:class:`Placing`), and a budget.
+"""The settings every framework component shares: how to rank and place (:func:`placing`), and a budget.
 
 The LangChain, LlamaIndex and Haystack components are thin shells over these two values: each shell reads
 its framework's conventions into them, and the steps in :mod:`litm.integrations._steps` do the work. Both are
@@ -9,14 +9,12 @@ frozen, validated on construction (a bad value raises a one-line typed error nam
 (the retriever's) otherwise. A missing score is never read as 0.
 
 Example:
-    >>> p = Placing(strategy="edges", rank_by="score", higher_is_better=False)
-    >>> Placing.from_dict(p.to_dict()) == p
+    >>> p = placing({"strategy": "edges", "rank_by": "score", "higher_is_better": False})
+    >>> placing(placing_dict(p)) == p
     True
-    >>> p.ranking([("near", 0.1), ("far", 0.9)]), p.ranking(["a", "b"])
-    ('score', 'score')
-    >>> Placing(rank_by="auto").ranking([("a", 0.3), "b"])
-    'input'
-    >>> Placing(top_k=-1)
+    >>> placing({}).ranking([("a", 0.3), "b"]), placing({}).ranking([("a", 0.3), ("b", 0.1)])
+    ('input', 'score')
+    >>> placing({"top_k": -1})
     Traceback (most recent call last):
     ...
     litm.errors.InvalidOptionError: top_k must be a non-negative integer, got -1
@@ -37,23 +35,26 @@ from typing import Any, Literal
 from litm.budget._counting import as_tokenizer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError
 from litm.models.tokenizers import Tokenizer
-from litm.placement import DEFAULT_STRATEGY, PositionProfile, get_strategy, to_docs
-from litm.placement._ranking import Dedup, RankBy, check_count
+from litm.placement import PlacementOptions, PositionProfile
+from litm.placement._options import RankByOption
+from litm.placement._ranking import check_count
+from litm.placement._registry import DEFAULT_STRATEGY
 
 __all__ = [
     "COUNT_AS",
+    "PLACING_FIELDS",
     "RANK_BY",
     "Budget",
     "CountAs",
-    "Placing",
     "RankByOption",
     "as_profile",
     "known_options",
     "no_budget",
     "optional_budget",
+    "placing",
+    "placing_dict",
 ]
 
-RankByOption = Literal["auto", "input", "score"]
 #: ``auto``: by score when every document has one, else by the given order; ``input``; ``score``.
 RANK_BY: tuple[str, ...] = ("auto", "input", "score")
 CountAs = Literal["openai", "anthropic", "text"]
@@ -95,67 +96,40 @@ def _check_choice(name: str, value: object, choices: Sequence[str | None]) -> No
         raise InvalidOptionError(f"{name} must be one of {shown}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Placing:
-    """How a component ranks and places documents: the options of :func:`litm.place`, plus ``rank_by="auto"``.
+#: The placement settings a component takes and saves (those of :class:`~litm.placement.PlacementOptions` but
+#: ``model``: a component is not bound to one model).
+PLACING_FIELDS: tuple[str, ...] = ("strategy", "rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile")
 
-    ``strategy`` is a registered strategy name (plugins included; a name, so that the setting can be saved).
-    ``profile`` (a measured :class:`~litm.placement.PositionProfile`, its dict or a file path) drives the
-    ``profile`` strategy and the slot weights plans report.
+
+def placing(settings: Mapping[str, object], owner: str = "placement") -> PlacementOptions:
+    """A component's placement settings as a validated :class:`~litm.placement.PlacementOptions`.
+
+    ``rank_by`` defaults to ``"auto"`` (by score when every document has one); ``strategy`` must be a registered
+    name, so that the setting can be saved; ``profile`` may be a profile, its dict or a file path.
+
+    >>> placing({"strategy": "edges", "rank_by": "score"}).rank_by
+    'score'
+    >>> placing({"stratgy": "edges"}, "LitmReorder")
+    Traceback (most recent call last):
+    ...
+    litm.errors.InvalidOptionError: LitmReorder: unknown option(s) stratgy; known: dedup, higher_is_better, ...
     """
+    values = dict(known_options(PLACING_FIELDS, settings, owner))
+    strategy = values.get("strategy", DEFAULT_STRATEGY)
+    if not isinstance(strategy, str):
+        raise InvalidOptionTypeError(
+            f"strategy must be a registered strategy name, got {type(strategy).__name__} "
+            "(register a custom Strategy with litm.placement.register_strategy)"
+        )
+    values.setdefault("rank_by", "auto")
+    values["profile"] = as_profile(values.get("profile"))
+    return PlacementOptions.from_dict(values)
 
-    strategy: str = DEFAULT_STRATEGY
-    rank_by: RankByOption = "auto"
-    higher_is_better: bool = True
-    dedup: Dedup | None = None
-    top_k: int | None = None
-    min_docs: int | None = None
-    profile: PositionProfile | None = None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.strategy, str):
-            raise InvalidOptionTypeError(
-                f"strategy must be a registered strategy name, got {type(self.strategy).__name__} "
-                "(register a custom Strategy with litm.placement.register_strategy)"
-            )
-        object.__setattr__(self, "profile", as_profile(self.profile))
-        get_strategy(self.strategy, profile=self.profile)  # an unknown name raises UnknownStrategyError here
-        _check_choice("rank_by", self.rank_by, RANK_BY)
-        _check_bool("higher_is_better", self.higher_is_better)
-        _check_choice("dedup", self.dedup, (None, "id", "content"))
-        for name in ("top_k", "min_docs"):
-            if getattr(self, name) is not None:
-                check_count(name, getattr(self, name))
-
-    def ranking(self, items: Sequence[Any]) -> RankBy:
-        """The ranking ``items`` get: ``rank_by`` itself, or for ``"auto"`` the one their scores allow."""
-        if self.rank_by != "auto":
-            return self.rank_by
-        docs = to_docs(items)
-        return "score" if docs and all(d.score is not None for d in docs) else "input"
-
-    def place_options(self, items: Sequence[Any]) -> dict[str, Any]:
-        """Keyword arguments for :func:`litm.place` and :func:`litm.budget.fit` for these ``items``."""
-        return {
-            "strategy": self.strategy,
-            "rank_by": self.ranking(items),
-            "higher_is_better": self.higher_is_better,
-            "dedup": self.dedup,
-            "top_k": self.top_k,
-            "min_docs": self.min_docs,
-            "profile": self.profile,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON values only (the profile in its own JSON form)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["profile"] = None if self.profile is None else self.profile.to_dict()
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Placing:
-        """The placing :meth:`to_dict` wrote; unknown keys are refused."""
-        return cls(**known_options(cls, data, "Placing"))
+def placing_dict(options: PlacementOptions) -> dict[str, Any]:
+    """The saved form of a component's placement settings (JSON values, the profile in its own form)."""
+    saved = options.to_dict()
+    return {name: saved[name] for name in PLACING_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -239,17 +213,17 @@ def _tokenizer(spec: str) -> Tokenizer:
     return as_tokenizer(spec)
 
 
-def known_options(cls: type, data: Mapping[str, Any], owner: str) -> dict[str, Any]:
-    """``data`` as keyword arguments of the dataclass ``cls``, refusing names it does not have.
+def known_options(cls: type | tuple[str, ...], data: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """``data`` as keyword arguments of the dataclass ``cls`` (or of these names), refusing names it does not have.
 
-    >>> known_options(Placing, {"stratgy": "edges"}, "LitmReorder")
+    >>> known_options(PLACING_FIELDS, {"stratgy": "edges"}, "LitmReorder")
     Traceback (most recent call last):
     ...
     litm.errors.InvalidOptionError: LitmReorder: unknown option(s) stratgy; known: dedup, higher_is_better, ...
     """
     if not isinstance(data, Mapping):
         raise InvalidOptionTypeError(f"{owner}: settings must be a mapping, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}
+    names = set(cls) if isinstance(cls, tuple) else {f.name for f in fields(cls)}
     unknown = sorted(set(map(str, data)) - names)
     if unknown:
         raise InvalidOptionError(f"{owner}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")

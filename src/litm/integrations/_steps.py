@@ -11,13 +11,14 @@ back, so a component returns what its framework gave it, reordered or cut, never
   documents, trimmed first when a budget is given; the framework shell converts it to its message type.
 
 Example:
+    >>> from litm.integrations._options import placing
     >>> docs = [("d1", 0.9), ("d2", 0.8), ("d3", 0.7), ("d4", 0.6), ("d5", 0.5)]
-    >>> reorder(docs, Placing(strategy="edges")).items
+    >>> reorder(docs, placing({"strategy": "edges"})).items
     (('d1', 0.9), ('d3', 0.7), ('d5', 0.5), ('d4', 0.6), ('d2', 0.8))
-    >>> cut = trim(docs, "Which?", Placing(), Budget("openai:gpt-4o", max_input_tokens=150))
+    >>> cut = trim(docs, "Which?", placing({}), Budget("openai:gpt-4o", max_input_tokens=150))
     >>> [d for d, _ in cut.items], [d for d, _ in cut.dropped], cut.tokens <= 150
     (['d1', 'd2'], ['d3', 'd4', 'd5'], True)
-    >>> made = assemble(docs[:2], "Which?", Placing())
+    >>> made = assemble(docs[:2], "Which?", placing({}))
     >>> made.prompt.ids, made.items == tuple(docs[:2])
     (['doc-1', 'doc-2'], True)
 """
@@ -30,18 +31,19 @@ from typing import Any
 
 from litm.budget import FitResult, fit
 from litm.errors import PromptError
-from litm.integrations._options import Budget, Placing
-from litm.placement import PlacementPlan, place, to_docs
+from litm.integrations._options import Budget
+from litm.placement import PlacementOptions, PlacementPlan, place
+from litm.placement._documents import to_docs
 from litm.placement._ranking import Dropped
 from litm.prompt import Prompt, PromptBuilder
 
 __all__ = ["Assembled", "Trimmed", "assemble", "reorder", "trim"]
 
 
-def reorder(items: Sequence[Any], placing: Placing) -> PlacementPlan:
+def reorder(items: Sequence[Any], placing: PlacementOptions) -> PlacementPlan:
     """``items`` ranked and placed; ``plan.items`` are the caller's objects in the new order."""
     docs = to_docs(items)
-    return _with_items(place(docs, **placing.place_options(docs)), items)
+    return _with_items(place(docs, placement=placing), items)
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,11 @@ class Trimmed:
 
 
 def trim(
-    items: Sequence[Any], question: str, placing: Placing, budget: Budget, builder: PromptBuilder | None = None
+    items: Sequence[Any],
+    question: str,
+    placing: PlacementOptions,
+    budget: Budget,
+    builder: PromptBuilder | None = None,
 ) -> Trimmed:
     """Keep the best-ranked ``items`` whose prompt (``builder``'s, for ``question``) fits ``budget``, placed.
 
@@ -91,7 +97,7 @@ def trim(
     docs = to_docs(items)
     result = fit(
         docs, question, builder or PromptBuilder(), budget.load_tokenizer(), budget.max_input_tokens,
-        budget.reserve_output_tokens, format=budget.format, **placing.place_options(docs),
+        budget.reserve_output_tokens, format=budget.format, placement=placing,
     )  # fmt: skip
     # fit hands back the Doc objects it was given: map them to the caller's by identity.
     index = {id(doc): i for i, doc in enumerate(docs)}
@@ -116,7 +122,7 @@ class Assembled:
 def assemble(
     items: Sequence[Any],
     question: str,
-    placing: Placing,
+    placing: PlacementOptions,
     budget: Budget | None = None,
     builder: PromptBuilder | None = None,
 ) -> Assembled:

@@ -1,16 +1,22 @@
 """Placement: put ranked documents where the model looks, and say why.
 
 The layer every other part of litm builds on. It reads the caller's documents (strings, dicts,
-:class:`Doc`, LangChain / LlamaIndex / Haystack objects) as :class:`Doc` values, ranks them
-(:func:`rank`), and maps ranks to slots with a :class:`Strategy`; :func:`place` returns a
-:class:`PlacementPlan` with the caller's own objects in the new order and a per-slot explanation.
-Position profiles (:class:`PositionProfile`) describe how much a model attends to each relative
-position; the ``profile`` strategy places by a measured one. The default, ``auto``, places by the model's
-measured profile when one is given or registered (:func:`register_profile`), else by ``edges``.
+:class:`Doc`, LangChain / LlamaIndex / Haystack objects) as :class:`Doc` values, ranks them, and maps ranks
+to slots with a :class:`Strategy` named by string (``"auto"``, ``"edges"``, ``"pyramid"``, ``"none"``,
+``"reverse"``, ``"langchain"``, ``"profile"``, ``"random"``, or one made with :func:`register_strategy`);
+:func:`place` returns a :class:`PlacementPlan` with the caller's own objects in the new order and a per-slot
+explanation (its ``slots`` and ``dropped``). How to rank and place is one validated value,
+:class:`PlacementOptions`, that every entry point of litm takes as ``placement=``. Position profiles
+(:class:`PositionProfile`) describe how much a model attends to each relative position; the ``profile``
+strategy places by a measured one. The default, ``auto``, places by the model's measured profile when one is
+given or registered (:func:`register_profile`), else by ``edges``.
 
 Example:
-    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], strategy="pyramid").items
+    >>> place(["d1", "d2", "d3", "d4", "d5", "d6"], "pyramid").items
     ('d2', 'd4', 'd6', 'd5', 'd3', 'd1')
+    >>> opts = PlacementOptions(rank_by="score", higher_is_better=False)   # distances: lower is closer
+    >>> place([("far", 0.9), ("near", 0.1)], placement=opts.replace(min_docs=0)).items[0]
+    ('near', 0.1)
 """
 
 from litm.errors import (
@@ -22,60 +28,29 @@ from litm.errors import (
     InvalidStrategyError,
     UnknownStrategyError,
 )
-from litm.placement._auto import AutoOrder, profile_for, register_profile, registered_profiles, unregister_profile
-from litm.placement._documents import Doc, to_doc, to_docs
+from litm.placement._auto import register_profile
+from litm.placement._documents import Doc
+from litm.placement._options import PlacementOptions
 from litm.placement._place import place
-from litm.placement._plan import PlacementPlan, SlotInfo
+from litm.placement._plan import PlacementPlan
 from litm.placement._profile import PositionProfile
-from litm.placement._ranking import Dropped, Ranked, Ranking, rank
-from litm.placement._registry import (
-    DEFAULT_STRATEGY,
-    STRATEGIES,
-    get_strategy,
-    register_strategy,
-    strategy_names,
-    unregister_strategy,
-)
-from litm.placement._strategies import Edges, LangChainOrder, ProfileOrder, Pyramid, RandomOrder, RankOrder, Reverse
-from litm.placement._strategy import DEFAULT_MIN_DOCS, Strategy
+from litm.placement._registry import register_strategy
+from litm.placement._strategy import Strategy
 
 __all__ = [
-    "DEFAULT_MIN_DOCS",
-    "DEFAULT_STRATEGY",
-    "STRATEGIES",
     "AlreadyRegisteredError",
-    "AutoOrder",
     "Doc",
-    "Dropped",
     "DuplicateIdError",
-    "Edges",
     "InvalidDocumentError",
     "InvalidProfileError",
     "InvalidScoreError",
     "InvalidStrategyError",
-    "LangChainOrder",
+    "PlacementOptions",
     "PlacementPlan",
     "PositionProfile",
-    "ProfileOrder",
-    "Pyramid",
-    "RandomOrder",
-    "RankOrder",
-    "Ranked",
-    "Ranking",
-    "Reverse",
-    "SlotInfo",
     "Strategy",
     "UnknownStrategyError",
-    "get_strategy",
     "place",
-    "profile_for",
-    "rank",
     "register_profile",
     "register_strategy",
-    "registered_profiles",
-    "strategy_names",
-    "to_doc",
-    "to_docs",
-    "unregister_profile",
-    "unregister_strategy",
 ]

@@ -131,7 +131,8 @@ class AutoOrder(Strategy):
     plan carries it as its ``note``.
 
     Example:
-        >>> plan = AutoOrder()(["a", "b", "c", "d"])
+        >>> from litm.placement import place
+        >>> plan = place(["a", "b", "c", "d"], AutoOrder())
         >>> plan.items, plan.strategy
         (('a', 'c', 'd', 'b'), 'auto')
         >>> plan.note.startswith("auto: no measured profile for this model: edges")

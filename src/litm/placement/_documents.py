@@ -193,7 +193,7 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
     ``similarity_search_with_score()`` returns (a two-element list, as JSON writes a pair, is read the
     same way). The pair's score replaces one the document carries. Most
     vector stores return a *distance* there (lower is closer): rank such pairs with
-    ``rank_by="score", higher_is_better=False``.
+    ``PlacementOptions(rank_by="score", higher_is_better=False)``.
 
     ``index`` is the item's position in the caller's list, used for default ids (``doc-1``, ``doc-2``,
     ...) and for error messages. Raises :class:`~litm.errors.InvalidDocumentError` for anything else.

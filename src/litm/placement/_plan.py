@@ -4,12 +4,13 @@ A plan is a frozen value: its sequences are tuples, two plans of the same placem
 a plan hashes (by everything but the caller's own objects, which may be dicts).
 
 Example:
-    >>> from litm.placement import place
+    >>> from litm.placement import PlacementOptions, place
     >>> hits = [("far", 0.9), ("near", 0.1), ("mid", 0.4), ("farthest", 1.3)]  # (text, distance) pairs
-    >>> plan = place(hits, rank_by="score", higher_is_better=False)
+    >>> distances = PlacementOptions(rank_by="score", higher_is_better=False)
+    >>> plan = place(hits, placement=distances)
     >>> [(s.doc.text, s.score, round(s.relevance, 3)) for s in plan.slots]
     [('near', 0.1, 1.0), ('far', 0.9, 0.333), ('farthest', 1.3, 0.0), ('mid', 0.4, 0.75)]
-    >>> again = place(list(hits), rank_by="score", higher_is_better=False)
+    >>> again = place(list(hits), placement=distances)
     >>> plan == again, hash(plan) == hash(again), plan.items[-1]
     (True, True, ('mid', 0.4))
 """

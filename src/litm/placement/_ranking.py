@@ -49,7 +49,6 @@ __all__ = [
     "Ranking",
     "check_count",
     "content_key",
-    "rank",
     "rank_indices",
     "relevances",
 ]
@@ -101,31 +100,9 @@ def content_key(text: str) -> str:
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()
 
 
-def rank(
-    items: list[Any] | tuple[Any, ...],
-    *,
-    rank_by: RankBy = "input",
-    higher_is_better: bool = True,
-    dedup: Dedup | None = None,
-    top_k: int | None = None,
-) -> Ranking:
-    """Validate ``items`` and return them ranked, best first.
-
-    Example:
-        >>> r = rank([{"text": "a", "score": 0.2}, {"text": "b", "score": 0.9}], rank_by="score")
-        >>> [x.doc.text for x in r.ranked]
-        ['b', 'a']
-    """
-    ranks = rank_indices(items, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k)
-    ranked = tuple(
-        Ranked(ranks.docs[i], r, i, items[i], ranks.relevance[r - 1]) for r, i in enumerate(ranks.kept, start=1)
-    )
-    return Ranking(ranked=ranked, dropped=ranks.dropped)
-
-
 @dataclass(frozen=True, slots=True)
 class RankIndices:
-    """What :func:`rank` computes, as indices: placement reads these without building a ``Ranked`` per item.
+    """What ``rank`` computes, as indices: placement reads these without building a ``Ranked`` per item.
 
     ``docs`` holds every input item as a :class:`Doc` (by input index), ``kept`` the input indices of the
     ranked documents, best first, and ``relevance`` the relevance of each kept document, in rank order.
@@ -145,7 +122,7 @@ def rank_indices(
     dedup: Dedup | None = None,
     top_k: int | None = None,
 ) -> RankIndices:
-    """:func:`rank`, with the same rules and errors, returning indices (see :class:`RankIndices`)."""
+    """The ranking of ``items`` (the module's rules and errors), as indices (see :class:`RankIndices`)."""
     if rank_by not in ("input", "score"):
         raise InvalidOptionError(f"rank_by must be 'input' or 'score', got {rank_by!r}")
     if dedup not in (None, "id", "content"):

@@ -35,6 +35,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "STRATEGIES",
     "get_strategy",
+    "is_strategy_name",
     "register_strategy",
     "strategy_names",
     "unregister_strategy",
@@ -81,6 +82,11 @@ def register_strategy(name: str, factory: Callable[..., Strategy], *, replace: b
 def unregister_strategy(name: str) -> None:
     """Remove a registered strategy (a missing name is ignored)."""
     _REGISTRY.unregister(name)
+
+
+def is_strategy_name(name: str) -> bool:
+    """Whether ``name`` is registered (plugins are looked at only for a name that is not)."""
+    return _REGISTRY.get(name) is not None
 
 
 def strategy_names() -> list[str]:

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from litm.errors import InvalidProfileError, PromptOptionError
-from litm.placement import PositionProfile, SlotInfo
+from litm.placement import PositionProfile
+from litm.placement._plan import SlotInfo
 from litm.prompt._options import checked_keys, field_values, replace_fields
 
 __all__ = [

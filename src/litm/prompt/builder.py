@@ -13,9 +13,9 @@ escaping    :class:`~litm.prompt.options.Escaping`            extra special toke
 
 and :meth:`PromptBuilder.build` applies them to documents and a question (see
 :mod:`litm.prompt.render` for the layout). The builder does not place documents: it keeps the order it
-is given, or a :class:`~litm.placement._plan.PlacementPlan` from :func:`litm.place` (or from ``fit``,
-which ranks, places and trims). :func:`build_prompt` is the one-call convenience: it places with
-``strategy=`` (when given) and then builds.
+is given, or a :class:`~litm.placement.PlacementPlan` from :func:`litm.place` (or from ``fit``,
+which ranks, places and trims). :func:`build_prompt` is the one-call convenience: it places (with
+``strategy=`` or ``placement=``, when given) and then builds.
 
 Example:
     >>> from litm.placement import place
@@ -32,13 +32,12 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litm.errors import PromptError, PromptOptionError
-from litm.placement import PlacementPlan, PositionProfile, Strategy, place
+from litm.placement import PlacementOptions, PlacementPlan, Strategy, place
 from litm.prompt.anchors import AnchorOptions
 from litm.prompt.chat_template import ChatTemplate
 from litm.prompt.escape import Neutralizer
@@ -56,7 +55,6 @@ _TYPE = "litm.prompt.PromptBuilder"
 # The option objects and, for the flat keyword form, which object owns each field name.
 _GROUPS: dict[str, type[Any]] = {"wording": Wording, "anchors": AnchorOptions, "layout": Layout, "escaping": Escaping}
 _OWNER = {f.name: group for group, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
-_PLACE_OPTIONS = frozenset(inspect.signature(place).parameters) - {"items", "strategy"}
 _REMOVED_IN = "0.3"
 
 
@@ -105,36 +103,19 @@ def _deprecated_flat(flat: Mapping[str, Any]) -> str:
     )
 
 
-def _check_placement(strategy: object, placement: object) -> dict[str, Any]:
-    if strategy is not None and not isinstance(strategy, (str, Strategy)):
-        raise PromptOptionError(f"strategy must be a strategy name or a Strategy, got {type(strategy).__name__}")
-    if placement is None:
-        return {}
-    if not isinstance(placement, Mapping):
-        raise PromptOptionError(f"placement must be a mapping of place() arguments, got {type(placement).__name__}")
-    if "strategy" in placement:
-        raise PromptOptionError("pass the strategy as strategy=, not inside placement=")
-    unknown = sorted(set(map(str, placement)) - _PLACE_OPTIONS)
-    if unknown:
-        raise PromptOptionError(
-            f"unknown placement option(s) {', '.join(unknown)}; place() takes {', '.join(sorted(_PLACE_OPTIONS))}"
-        )
-    return dict(placement)
-
-
-def _place(
-    docs: Sequence[Any], strategy: str | Strategy | None, placement: Mapping[str, Any], anchors: AnchorOptions
-) -> PlacementPlan:
-    """Place ``docs`` by ``strategy`` (None: keep their order, still read, check and dedup them)."""
+def _place(docs: Sequence[object], placement: PlacementOptions | None, anchors: AnchorOptions) -> PlacementPlan:
+    """Place ``docs`` as ``placement`` says (None: keep their order, still read, check and dedup them)."""
     if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence):
         raise PromptError(f"documents must be a list or a PlacementPlan, got {type(docs).__name__}")
-    options = dict(placement)
-    if strategy is None:
-        return place(docs, "none", **{"min_docs": 0, **options})
-    # A measured middle-zone profile also drives the profile strategy unless placement names its own.
-    if anchors.middle_profile is not None and "profile" not in options:
-        options["profile"] = anchors.middle_profile
-    return place(docs, strategy, **options)
+    if placement is None:
+        return place(docs, placement=_KEEP_ORDER)
+    # A measured middle-zone profile also drives the profile strategy unless the options name their own.
+    if anchors.middle_profile is not None and placement.profile is None:
+        placement = placement.replace(profile=anchors.middle_profile)
+    return place(docs, placement=placement)
+
+
+_KEEP_ORDER = PlacementOptions(strategy="none", min_docs=0)
 
 
 class PromptBuilder:
@@ -147,9 +128,7 @@ class PromptBuilder:
 
     Deprecated (one release, with a :class:`DeprecationWarning`): the flat keywords of litm 0.1
     (``lang=``, ``scores=``, ``middle_marker=``, ``question_position=``, ``chat_template=``, ... any
-    field of the four objects), which go to the object that owns them; and ``strategy=`` /
-    ``placement=`` (``place()`` arguments), which still place a plain document list in :meth:`build`
-    and stay readable as :attr:`strategy` and :attr:`placement` (``fit`` reads them as a fallback).
+    field of the four objects), which go to the object that owns them.
 
     Example:
         >>> b = PromptBuilder(wording=Wording(lang="zh"), anchors=AnchorOptions(scores=False))
@@ -167,24 +146,12 @@ class PromptBuilder:
         escaping: Escaping | None = None,
         **deprecated: Any,
     ) -> None:
-        strategy = deprecated.pop("strategy", None)
-        placement = deprecated.pop("placement", None)
         groups = {"wording": wording, "anchors": anchors, "layout": layout, "escaping": escaping}
         self._wording, self._anchors, self._layout, self._escaping = _options(
             groups, deprecated, caller="PromptBuilder"
         )
         if deprecated:
             warnings.warn(_deprecated_flat(deprecated), DeprecationWarning, stacklevel=2)
-        self._placement = _check_placement(strategy, placement)
-        self._strategy: str | Strategy | None = strategy
-        if strategy is not None or placement is not None:
-            warnings.warn(
-                "PromptBuilder(strategy=..., placement=...) is deprecated: the builder no longer places. Place "
-                "first with litm.place(docs, strategy, ...) and pass the plan to build(), or let fit() or "
-                f"build_prompt(docs, question, strategy=...) place (goes in litm {_REMOVED_IN})",
-                DeprecationWarning,
-                stacklevel=2,
-            )
         self._neutralizer = neutralizer_for(self._wording, self._anchors, self._escaping)
 
     # -- the options ------------------------------------------------------------------------------------
@@ -219,16 +186,6 @@ class PromptBuilder:
         """The neutralizer every untrusted text of this builder's prompts goes through."""
         return self._neutralizer
 
-    @property
-    def strategy(self) -> str | Strategy | None:
-        """Deprecated: the strategy given as ``strategy=`` (None when none was)."""
-        return self._strategy
-
-    @property
-    def placement(self) -> dict[str, Any]:
-        """Deprecated: the ``place()`` arguments given as ``placement=`` (empty when none were)."""
-        return dict(self._placement)
-
     def replace(
         self,
         *,
@@ -237,7 +194,7 @@ class PromptBuilder:
         layout: Layout | None = None,
         escaping: Escaping | None = None,
     ) -> PromptBuilder:
-        """A builder with some option objects replaced (deprecated placement settings are not carried)."""
+        """A builder with some option objects replaced."""
         return PromptBuilder(
             wording=wording or self._wording,
             anchors=anchors or self._anchors,
@@ -267,16 +224,16 @@ class PromptBuilder:
             return NotImplemented
         return self._state() == other._state()
 
-    __hash__ = None  # type: ignore[assignment]  # the deprecated placement mapping is mutable
+    def __hash__(self) -> int:
+        return hash(self._state())
 
-    def _state(self) -> tuple[Any, ...]:
-        return (self._wording, self._anchors, self._layout, self._escaping, self._strategy, self._placement)
+    def _state(self) -> tuple[Wording, AnchorOptions, Layout, Escaping]:
+        return (self._wording, self._anchors, self._layout, self._escaping)
 
     def __repr__(self) -> str:
-        deprecated = f", strategy={self._strategy!r}" if self._strategy is not None else ""
         return (
             f"PromptBuilder(wording={self._wording!r}, anchors={self._anchors!r}, layout={self._layout!r}, "
-            f"escaping={self._escaping!r}{deprecated})"
+            f"escaping={self._escaping!r})"
         )
 
     # -- building ---------------------------------------------------------------------------------------
@@ -293,7 +250,7 @@ class PromptBuilder:
 
         ``docs`` is a :class:`~litm.placement._plan.PlacementPlan`, used as is, or anything
         :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``, LangChain / LlamaIndex /
-        Haystack documents), kept in order (with a deprecated ``strategy=``, placed by it). Ids must be
+        Haystack documents), kept in order. Ids must be
         unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`; dedup with
         ``litm.place(docs, "none", dedup="id")``). ``system`` and ``instruction`` override the
         builder's for this prompt.
@@ -302,7 +259,7 @@ class PromptBuilder:
             raise PromptError(f"the question must be a string, got {type(question).__name__}")
         if not question.strip():
             raise PromptError("the question is empty")
-        plan = docs if isinstance(docs, PlacementPlan) else _place(docs, self._strategy, self._placement, self._anchors)
+        plan = docs if isinstance(docs, PlacementPlan) else _place(docs, None, self._anchors)
         wording = self._wording
         if system is not None or instruction is not None:
             changes = {k: v for k, v in (("system", system), ("instruction", instruction)) if v is not None}
@@ -315,14 +272,8 @@ class PromptBuilder:
     # -- serialisation ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape).
-
-        A deprecated strategy travels by name, with ``placement`` options that are JSON values (a
-        profile in its own form); a :class:`~litm.placement.Strategy` object cannot be serialised.
-        """
+        """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape)."""
         params: dict[str, Any] = {group: getattr(self, f"_{group}").to_dict() for group in _GROUPS}
-        if self._strategy is not None or self._placement:
-            params["placement"] = _placement_to_dict(self._strategy, self._placement)
         return {"type": _TYPE, "version": BUILDER_FORMAT_VERSION, "init_parameters": params}
 
     @classmethod
@@ -338,67 +289,31 @@ class PromptBuilder:
         params = data.get("init_parameters")
         if not isinstance(params, Mapping):
             raise PromptOptionError("a serialised PromptBuilder needs an 'init_parameters' object")
-        unknown = sorted(set(params) - {*_GROUPS, "placement"})
+        unknown = sorted(set(params) - set(_GROUPS))
         if unknown:
             raise PromptOptionError(f"unknown PromptBuilder parameter(s) {', '.join(unknown)}")
         objects = {group: cls_.from_dict(params[group]) for group, cls_ in _GROUPS.items() if group in params}
-        placement = params.get("placement")
-        if placement is None:
-            return cls(**objects)
-        strategy, options = _placement_from_dict(placement)
-        with warnings.catch_warnings():
-            # Reading a saved builder is not a new use of the deprecated keywords; making it was.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return cls(**objects, strategy=strategy, placement=options)
-
-
-def _placement_to_dict(strategy: str | Strategy | None, placement: Mapping[str, Any]) -> dict[str, Any]:
-    if strategy is not None and not isinstance(strategy, str):
-        raise PromptOptionError(
-            f"a builder holding a {type(strategy).__name__} object cannot be serialised; pass the strategy by "
-            "name, or place the documents before building"
-        )
-    options: dict[str, Any] = {}
-    for key, value in placement.items():
-        if isinstance(value, PositionProfile):
-            options[key] = value.to_dict()
-        elif value is None or isinstance(value, (str, int, float, bool)):
-            options[key] = value
-        else:
-            raise PromptOptionError(f"placement option {key!r} ({type(value).__name__}) cannot be serialised")
-    return {"strategy": strategy, "options": options}
-
-
-def _placement_from_dict(data: object) -> tuple[str | None, dict[str, Any]]:
-    if not isinstance(data, Mapping) or set(data) - {"strategy", "options"}:
-        raise PromptOptionError("placement must be an object with 'strategy' and 'options'")
-    strategy = data.get("strategy")
-    if strategy is not None and not isinstance(strategy, str):
-        raise PromptOptionError(f"placement.strategy must be a name, got {type(strategy).__name__}")
-    options = dict(data.get("options") or {})
-    if isinstance(options.get("profile"), Mapping):
-        options["profile"] = PositionProfile.from_dict(options["profile"])
-    return strategy, options
+        return cls(**objects)
 
 
 def build_prompt(
-    docs: Sequence[Any] | PlacementPlan,
+    docs: Sequence[object] | PlacementPlan,
     question: str,
     *,
     strategy: str | Strategy | None = None,
-    placement: Mapping[str, Any] | None = None,
+    placement: PlacementOptions | None = None,
     system: str | None = None,
     instruction: str | None = None,
     **options: Any,
 ) -> Prompt:
-    """Place (with ``strategy``) and build in one call.
+    """Place (with ``strategy`` or ``placement``) and build in one call.
 
-    ``strategy`` (a name or :class:`~litm.placement.Strategy`) and ``placement`` (other
-    :func:`~litm.placement.place` arguments, e.g. ``{"rank_by": "score"}``) are applied with
-    :func:`litm.place` first; without a strategy the documents keep their order (``placement`` still
-    applies, e.g. ``{"dedup": "id"}``). ``options`` are the builder's: the option objects
-    (``wording=``, ``anchors=``, ``layout=``, ``escaping=``) or, as a shorthand, any of their fields
-    by name (``middle_marker=True``, ``lang="zh"``, ``style="bracket"``).
+    ``placement`` (a :class:`~litm.placement.PlacementOptions`) is applied with :func:`litm.place` first;
+    ``strategy`` is a shorthand that overrides its strategy. With neither, the documents keep their order
+    (still read, checked and deduplicated as :class:`~litm.placement.PlacementOptions` says for
+    ``strategy="none"``). ``options`` are the builder's: the option objects (``wording=``, ``anchors=``,
+    ``layout=``, ``escaping=``) or, as a shorthand, any of their fields by name (``middle_marker=True``,
+    ``lang="zh"``, ``style="bracket"``).
 
     Example:
         >>> build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y"}], "Why?").ids
@@ -408,12 +323,12 @@ def build_prompt(
     """
     groups = {group: options.pop(group, None) for group in _GROUPS}
     wording, anchors, layout, escaping = _options(groups, options, caller="build_prompt")
-    place_options = _check_placement(strategy, placement)
     if isinstance(docs, PlacementPlan):
-        if strategy is not None:
-            raise PromptError("got a PlacementPlan and a strategy: the plan is already placed")
+        if strategy is not None or placement is not None:
+            raise PromptError("got a PlacementPlan and placement options: the plan is already placed")
         plan = docs
     else:
-        plan = _place(docs, strategy, place_options, anchors)
+        given = None if strategy is None and placement is None else PlacementOptions.of(placement, strategy=strategy)
+        plan = _place(docs, given, anchors)
     builder = PromptBuilder(wording=wording, anchors=anchors, layout=layout, escaping=escaping)
     return builder.build(plan, question, system=system, instruction=instruction)

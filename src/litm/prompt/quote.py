@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litm.errors import PromptError
-from litm.placement import to_docs
+from litm.placement._documents import to_docs
 from litm.prompt.parse import BuiltPrompt
 from litm.prompt.templates import LANGS, PromptTemplate
 

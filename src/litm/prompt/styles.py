@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litm.errors import PromptError
-from litm.placement import SlotInfo, place
+from litm.placement import PlacementOptions, place
+from litm.placement._plan import SlotInfo
 from litm.prompt.anchors import STYLES, AnchorOptions, shown_ids, shown_score
 from litm.prompt.blocks import ParsedBlock, scan_closed
 from litm.prompt.escape import XML_ATTR, Entities, Neutralizer
@@ -328,7 +329,10 @@ def get_style(name: str) -> AnchorStyle:
 
 def block_slots(docs: Sequence[Any]) -> tuple[SlotInfo, ...]:
     """Documents in the order given as plan slots, as the builder sees them (relevance included)."""
-    return place(list(docs), "none", min_docs=0).slots
+    return place(list(docs), placement=_AS_GIVEN).slots
+
+
+_AS_GIVEN = PlacementOptions(strategy="none", min_docs=0)
 
 
 def render_blocks(

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from litm.errors import InvalidOptionError, InvalidProfileError
-from litm.placement import PositionProfile, Strategy, place
+from litm.placement import PlacementOptions, PositionProfile, Strategy, place
 
 __all__ = ["RankChart", "decaying_weights", "rank_chart"]
 
@@ -159,7 +159,7 @@ def rank_chart(
         raise InvalidProfileError(f"profile must be a PositionProfile, got {type(profile).__name__}")
     source = str(profile.metadata.get("source") or "")
     is_measured = bool(source) if measured is None else measured
-    plan = place([f"rank-{r}" for r in range(1, n + 1)], strategy, profile=profile)
+    plan = place([f"rank-{r}" for r in range(1, n + 1)], placement=PlacementOptions(strategy, profile=profile))
     after = [0] * n
     for slot in plan.slots:
         after[slot.rank - 1] = slot.slot

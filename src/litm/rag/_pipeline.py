@@ -43,7 +43,7 @@ from litm.compress._scorers import SCORERS, get_scorer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, PromptError, RetrievalError, UnsupportedTypeError
 from litm.models import Model, load_model
 from litm.models._anthropic_backend import AnthropicModel
-from litm.placement import PositionProfile, Strategy
+from litm.placement import PlacementOptions, PositionProfile, Strategy
 from litm.placement._registry import get_strategy
 from litm.prompt import PromptBuilder
 from litm.rag._answer import Answer, Prepared, Reference, read_reply
@@ -126,10 +126,6 @@ class Pipeline:
             builder = PromptBuilder()
         if not isinstance(builder, PromptBuilder):
             raise UnsupportedTypeError(f"builder must be a PromptBuilder, got {type(builder).__name__}")
-        if builder.strategy is not None or builder.placement:
-            raise InvalidOptionError(
-                "the builder carries a deprecated strategy=/placement=; give the pipeline the strategy"
-            )
         self.builder = builder
         self.budget = None if budget is None else positive("budget", budget)
         self.model_spec = model_spec(model)
@@ -267,9 +263,8 @@ class Pipeline:
             start = time.perf_counter()
         fitted = fit(
             chunks, q, builder, model, budget, self.max_answer_tokens, format=_count_format(model),
-            # Resolved with the model's spec, so auto finds a profile registered for this model.
-            strategy=get_strategy(self.strategy, profile=self.profile, model=self.model_spec), rank_by="input",
-            profile=self.profile,
+            # With the model's spec, so auto finds a profile registered for this model.
+            placement=PlacementOptions(strategy=self.strategy, profile=self.profile, model=self.model_spec),
             compress=self._scorer if self._compress_goal is not None else None,
         )  # fmt: skip
         timings["fit"] = time.perf_counter() - start

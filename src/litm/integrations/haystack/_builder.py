@@ -20,11 +20,11 @@ from typing import Any
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from litm.integrations._options import optional_budget
+from litm.integrations._options import optional_budget, placing_dict
 from litm.integrations._steps import assemble
 from litm.integrations.haystack._rankers import LitmRanker, as_builder
 from litm.integrations.haystack._serde import dump, load
-from litm.placement import DEFAULT_STRATEGY
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import Prompt
 
 __all__ = ["MODULE", "LitmPromptBuilder"]
@@ -83,7 +83,7 @@ class LitmPromptBuilder:
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""
         budget = self.budget.to_dict() if self.budget is not None else {"tokenizer": None, "max_input_tokens": None}
-        return dump(self, builder=self.builder.to_dict(), **budget, **self.placing.to_dict())
+        return dump(self, builder=self.builder.to_dict(), **budget, **placing_dict(self.placing))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmPromptBuilder":

@@ -20,10 +20,11 @@ from typing import Any
 
 from haystack import Document, component
 
-from litm.integrations._options import Budget, Placing
+from litm.integrations._options import Budget, placing, placing_dict
 from litm.integrations._steps import reorder, trim
 from litm.integrations.haystack._serde import dump, load
-from litm.placement import DEFAULT_STRATEGY
+from litm.placement import PlacementOptions
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 
 __all__ = ["MODULE", "LitmRanker", "LitmTrimmer"]
@@ -62,14 +63,15 @@ class LitmRanker:
         min_docs: int | None = None,
         profile: Any = None,
     ) -> None:
-        self.placing = Placing(
-            strategy=strategy, rank_by=rank_by, higher_is_better=higher_is_better,  # type: ignore[arg-type]
-            dedup=dedup, top_k=top_k, min_docs=min_docs, profile=profile,  # type: ignore[arg-type]
+        self.placing = placing(
+            {"strategy": strategy, "rank_by": rank_by, "higher_is_better": higher_is_better, "dedup": dedup,
+             "top_k": top_k, "min_docs": min_docs, "profile": profile},
+            "LitmRanker",
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """The saved form (every parameter a JSON value; a profile inline)."""
-        return dump(self, **self.placing.to_dict())
+        return dump(self, **placing_dict(self.placing))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmRanker":
@@ -133,7 +135,7 @@ class LitmTrimmer:
 
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""
-        return dump(self, **self.budget.to_dict(), builder=self.builder.to_dict(), **self.placing.to_dict())
+        return dump(self, **self.budget.to_dict(), builder=self.builder.to_dict(), **placing_dict(self.placing))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmTrimmer":
@@ -169,5 +171,5 @@ def as_builder(value: object) -> PromptBuilder:
     return PromptBuilder.from_dict(value)  # type: ignore[arg-type]  # from_dict refuses anything else, typed
 
 
-def _with_top_k(placing: Placing, top_k: int | None) -> Placing:
-    return placing if top_k is None else dataclasses.replace(placing, top_k=top_k)
+def _with_top_k(options: PlacementOptions, top_k: int | None) -> PlacementOptions:
+    return options if top_k is None else options.replace(top_k=top_k)

@@ -25,8 +25,9 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 
 from litm.errors import InvalidOptionError
 from litm.integrations._fields import PlacingFields, PromptFields
-from litm.integrations._options import Placing, RankByOption
+from litm.integrations._options import RankByOption
 from litm.integrations._steps import reorder, trim
+from litm.placement import PlacementOptions
 
 __all__ = ["LangChainPlacing", "LitmReorder", "LitmTrimmer"]
 
@@ -40,8 +41,8 @@ class LangChainPlacing(PlacingFields):
 
     rank_by: RankByOption = "input"
 
-    def placing_for(self, items: Sequence[Any]) -> Placing:
-        """The :class:`~litm.integrations._options.Placing` for ``items``, refusing pairs of unknown direction."""
+    def placing_for(self, items: Sequence[Any]) -> PlacementOptions:
+        """The :class:`~litm.placement.PlacementOptions` for ``items``, refusing pairs of unknown direction."""
         if "higher_is_better" not in self.model_fields_set and any(_is_scored_pair(x) for x in items):
             raise InvalidOptionError(
                 f"{type(self).__name__}: (document, score) pairs need higher_is_better= (False for a distance, "

@@ -29,8 +29,9 @@ from llama_index.core.response_synthesizers.base import BaseSynthesizer, QueryTe
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from litm.errors import InvalidOptionError, UnsupportedTypeError
-from litm.integrations._options import Budget, Placing, optional_budget
+from litm.integrations._options import Budget, optional_budget, placing
 from litm.integrations._steps import Assembled, assemble
+from litm.placement import PlacementOptions
 from litm.prompt import Prompt, PromptBuilder
 
 __all__ = ["LitmSynthesizer"]
@@ -40,10 +41,10 @@ class LitmSynthesizer(BaseSynthesizer):
     """Answer from the retrieved nodes with litm's anchored prompt; use as a query engine's synthesizer.
 
     ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, a
-    completion model its text. The nodes are ranked and placed as :class:`Placing` says (``strategy``,
-    ``rank_by``, ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs``, ``profile``; by score when every
-    node has one), and with ``tokenizer`` and ``max_input_tokens`` trimmed, lowest-ranked first, so that the
-    request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
+    completion model its text. The nodes are ranked and placed as :class:`~litm.placement.PlacementOptions`
+    says (``strategy``, ``rank_by``, ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs``, ``profile``; by
+    score when every node has one), and with ``tokenizer`` and ``max_input_tokens`` trimmed, lowest-ranked
+    first, so that the request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
     ``llm_kwargs`` go to every ``chat`` / ``complete`` call.
 
     Place here rather than in a postprocessor before it, unless the nodes keep their scores (they do through
@@ -78,7 +79,7 @@ class LitmSynthesizer(BaseSynthesizer):
         super().__init__(llm=llm, callback_manager=callback_manager)
 
     @property
-    def placing(self) -> Placing:
+    def placing(self) -> PlacementOptions:
         return self._placing
 
     @property
@@ -190,18 +191,18 @@ def _settings(
     max_input_tokens: int | None = None,
     reserve_output_tokens: int = 0,
     count_as: str = "openai",
-    **placing: Any,
-) -> tuple[Placing, Budget | None, PromptBuilder]:
+    **settings: Any,
+) -> tuple[PlacementOptions, Budget | None, PromptBuilder]:
     """The synthesizer's settings, each checked (a bad one raises litm's typed error naming it)."""
-    unknown = sorted(set(placing) - {"rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile"})
+    unknown = sorted(set(settings) - {"rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile"})
     if unknown:
         raise InvalidOptionError(f"LitmSynthesizer: unknown option(s) {', '.join(unknown)}")
     if strategy is not None:
-        placing["strategy"] = strategy
+        settings["strategy"] = strategy
     if builder is not None and not isinstance(builder, PromptBuilder):
         raise UnsupportedTypeError(f"LitmSynthesizer: builder must be a PromptBuilder, got {type(builder).__name__}")
     budget = optional_budget("LitmSynthesizer", tokenizer, max_input_tokens, reserve_output_tokens, count_as)
-    return Placing(**placing), budget, builder or PromptBuilder()
+    return placing(settings, "LitmSynthesizer"), budget, builder or PromptBuilder()
 
 
 def _chat_messages(prompt: Prompt) -> list[ChatMessage]:
