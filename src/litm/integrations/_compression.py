@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar
 
 from litm.compress import Compressed, Compressor, ScoreCache, Scorer
 from litm.compress._result import CompressedDoc
@@ -42,7 +42,10 @@ from litm.models import Model, load_model
 from litm.placement._registry import get_strategy
 from litm.retrieve._embedder import MiniLM
 
-__all__ = ["COMPRESSION_DEFAULTS", "METADATA_KEY", "Compressing", "Compression", "provenance"]
+__all__ = ["COMPRESSION_DEFAULTS", "METADATA_KEY", "Compressing", "Compression", "Provenance", "provenance"]
+
+#: The caller's document type (a LangChain ``Document``, a LlamaIndex ``NodeWithScore``, ...), handed back as is.
+T = TypeVar("T")
 
 #: The metadata key the components write each compressed document's :func:`provenance` under: the key
 #: :mod:`litm.compress` gives a compressed ``Doc`` (a superset of its value), so that litm's attribution (the
@@ -118,7 +121,7 @@ class Compressing:
         object.__setattr__(self, "ratio", checked.ratio)
         object.__setattr__(self, "_loaded", None)
 
-    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+    def __reduce__(self) -> tuple[Callable[[Mapping[str, object]], Compressing], tuple[dict[str, object]]]:
         # A copy or a pickle carries the settings, not the loaded model (an ONNX session cannot be pickled,
         # and a deep copy of a model is never wanted): the copy loads its own at its first run.
         return (Compressing.from_dict, (self.to_dict(),))
@@ -153,8 +156,8 @@ class Compressing:
         return RetrieverScorer()
 
     def run(
-        self, items: Sequence[Any], question: str, *, target: int | None = None, ratio: float | None = None
-    ) -> Compression:
+        self, items: Sequence[T], question: str, *, target: int | None = None, ratio: float | None = None
+    ) -> Compression[T]:
         """Compress ``items`` (in rank order) for ``question``; ``target`` or ``ratio`` replace the budget once.
 
         No items is no work: an empty :class:`Compression` (a retriever that found nothing is not an error).
@@ -173,18 +176,18 @@ class Compressing:
             result=result,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON values only (what a saved component stores)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Compressing:
+    def from_dict(cls, data: Mapping[str, object]) -> Compressing:
         """The settings :meth:`to_dict` wrote; unknown keys are refused."""
         return cls(**known_options(cls, data, "Compressing"))
 
 
 @dataclass(frozen=True)
-class Compression:
+class Compression(Generic[T]):
     """What one run kept, in the caller's objects.
 
     ``items`` are the caller's documents that survived, in output order (input order, or ``reorder``'s),
@@ -193,13 +196,27 @@ class Compression:
     :class:`~litm.compress.Compressed` (None when there were no documents).
     """
 
-    items: tuple[Any, ...]
+    items: tuple[T, ...]
     kept: tuple[CompressedDoc, ...]
-    dropped: tuple[Any, ...]
+    dropped: tuple[T, ...]
     result: Compressed | None
 
 
-def provenance(kept: CompressedDoc, result: Compressed) -> dict[str, Any]:
+class Provenance(TypedDict):
+    """What :func:`provenance` writes (see there)."""
+
+    spans: list[list[int]]
+    tokens: int
+    original_tokens: int
+    sentences: int
+    kept_sentences: int
+    rank: int | None
+    score: float | None
+    scorer: str
+    reason: str
+
+
+def provenance(kept: CompressedDoc, result: Compressed) -> Provenance:
     """What a compressed framework document carries under :data:`METADATA_KEY` (JSON values only).
 
     ``spans`` are the kept sentences as ``[start, end]`` character offsets into the *original* text, in

@@ -20,7 +20,7 @@ Example:
 
 import asyncio
 import dataclasses
-from typing import Any
+from typing import Any, TypedDict
 
 from haystack import Document, component
 
@@ -36,6 +36,14 @@ __all__ = ["MODULE", "LitmCompressor"]
 MODULE = "haystack_integrations.components.compressors.litm"
 
 _D = COMPRESSION_DEFAULTS
+
+
+class CompressorOutput(TypedDict):
+    """:meth:`LitmCompressor.run`'s outputs (see the class)."""
+
+    documents: list[Document]
+    dropped: list[Document]
+    compression: dict[str, Any] | None
 
 
 @component
@@ -105,7 +113,7 @@ class LitmCompressor:
     @component.output_types(documents=list[Document], dropped=list[Document], compression=dict[str, Any] | None)
     def run(
         self, documents: list[Document], query: str, target: int | None = None, ratio: float | None = None
-    ) -> dict[str, Any]:
+    ) -> CompressorOutput:
         """``documents`` compressed for ``query`` (to ``target`` tokens or ``1/ratio`` for this run when given)."""
         for i, doc in enumerate(documents):
             if not isinstance(doc, Document):
@@ -121,7 +129,7 @@ class LitmCompressor:
     @component.output_types(documents=list[Document], dropped=list[Document], compression=dict[str, Any] | None)
     async def run_async(
         self, documents: list[Document], query: str, target: int | None = None, ratio: float | None = None
-    ) -> dict[str, Any]:
+    ) -> CompressorOutput:
         """:meth:`run` in a worker thread: scoring is CPU work, and the event loop stays free meanwhile."""
         return await asyncio.to_thread(self.run, documents, query, target, ratio)
 

@@ -32,7 +32,7 @@ def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__name__}"
 
 
-def dump(obj: object, **init_parameters: Any) -> dict[str, Any]:
+def dump(obj: object, **init_parameters: object) -> dict[str, Any]:
     """The saved form of ``obj``: its class path and the parameters that rebuild it."""
     return {"type": qualified_name(type(obj)), "init_parameters": init_parameters}
 

@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompt_values import ChatPromptValue, PromptValue, StringPromptValue
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 
-from litm.errors import InvalidOptionError, PromptError
+from litm.errors import InvalidDocumentError, InvalidOptionError, PromptError
 from litm.integrations._fields import PromptFields
 from litm.integrations._steps import Assembled, assemble
 from litm.integrations.langchain._documents import LangChainPlacing
@@ -27,7 +27,7 @@ from litm.integrations.langchain._documents import LangChainPlacing
 __all__ = ["LitmPrompt"]
 
 
-class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[str, Any], PromptValue]):
+class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[str, object], PromptValue]):
     """The prompt step of an LCEL chain: documents and a question in, litm's anchored prompt out.
 
     Takes a mapping with the documents under ``documents_key`` (default ``"context"``, as LangChain's RAG
@@ -61,15 +61,17 @@ class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[st
                 raise InvalidOptionError(f"{type(self).__name__}: {key} must be a non-empty string, got {data[key]!r}")
         super().__init__(**data)
 
-    def invoke(self, input: Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> PromptValue:
+    def invoke(
+        self, input: Mapping[str, object], config: RunnableConfig | None = None, **kwargs: object
+    ) -> PromptValue:
         """The prompt value for ``input`` (see the class)."""
         return self._call_with_config(self._prompt_value, input, config, run_type="prompt")
 
-    def assemble(self, documents: Sequence[Any], question: str) -> Assembled:
+    def assemble(self, documents: Sequence[object], question: str) -> Assembled:
         """The litm :class:`~litm.prompt.Prompt` itself (for ``prompt.citations(answer)``) and the documents shown."""
         return assemble(documents, question, self.placing_for(documents), self.budget, self.prompt_builder)
 
-    def _prompt_value(self, input: Mapping[str, Any]) -> PromptValue:
+    def _prompt_value(self, input: Mapping[str, object]) -> PromptValue:
         documents, question = self._read(input)
         prompt = self.assemble(documents, question).prompt
         if self.output == "text":
@@ -78,7 +80,7 @@ class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[st
         messages.append(HumanMessage(content=prompt.user))
         return ChatPromptValue(messages=messages)
 
-    def _read(self, input: object) -> tuple[Sequence[Any], str]:
+    def _read(self, input: object) -> tuple[Sequence[object], str]:
         owner = type(self).__name__
         if not isinstance(input, Mapping):
             raise PromptError(
@@ -88,4 +90,9 @@ class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[st
         for key in (self.question_key, self.documents_key):
             if key not in input:
                 raise PromptError(f"{owner}: the input has no {key!r} (keys: {', '.join(map(str, input))})")
-        return input[self.documents_key], input[self.question_key]
+        documents, question = input[self.documents_key], input[self.question_key]
+        if isinstance(documents, str | bytes) or not isinstance(documents, Sequence):
+            raise InvalidDocumentError(f"expected a list of documents, got {type(documents).__name__}")
+        if not isinstance(question, str):
+            raise PromptError(f"the question must be a string, got {type(question).__name__}")
+        return documents, question

@@ -10,8 +10,6 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever, RetrieverLike
@@ -37,13 +35,13 @@ class LitmRetriever(LangChainPlacing, PromptFields, BaseRetriever):
     retriever: RetrieverLike
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: object
     ) -> list[Document]:
         hits = self.retriever.invoke(query, config={"callbacks": run_manager.get_child()}, **kwargs)
         return self._arrange(hits, query)
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: object
     ) -> list[Document]:
         hits = await self.retriever.ainvoke(query, config={"callbacks": run_manager.get_child()}, **kwargs)
         return self._arrange(hits, query)
