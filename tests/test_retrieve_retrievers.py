@@ -11,7 +11,7 @@ import pytest
 
 from litm.errors import InvalidScoreError, RetrievalError
 from litm.eval._datasets import nq_rows
-from litm.placement import place
+from litm.placement import PlacementOptions, place
 from litm.retrieve import (
     BM25,
     CrossEncoderReranker,
@@ -89,7 +89,8 @@ def test_hits_are_ranked_scored_and_directed(nq: tuple[Index, list[tuple[str, st
 def test_hits_feed_placement(nq: tuple[Index, list[tuple[str, str]]]) -> None:
     index, questions = nq
     hits = Dense(index).search(questions[3][0], k=5)
-    plan = place(docs(hits), strategy="edges", rank_by="score", higher_is_better=hits[0].higher_is_better)
+    options = PlacementOptions("edges", rank_by="score", higher_is_better=hits[0].higher_is_better)
+    plan = place(docs(hits), placement=options)
     ids = [d.id for d in plan.items]
     best = hits[0].chunk.id
     assert ids[0] == best and ids[-1] == hits[1].chunk.id  # the two best at the edges
