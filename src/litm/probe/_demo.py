@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from litm.eval._datasets import NQRow, nq_rows
 from litm.eval._scoring import score_output
@@ -62,6 +62,16 @@ _HEAD_LINES, _TAIL_LINES = 4, 6
 def _data(name: str) -> Any:
     # A committed JSON file (the profile, the evidence, the pick): arbitrary JSON, read by its keys.
     return json.loads((resources.files("litm") / "data" / name).read_text(encoding="utf-8"))
+
+
+class DemoPick(TypedDict):
+    """The committed pick (``litm/data/demo-question.json``, by ``scripts/pick_demo_question.py``): the bundled
+    row asked, the threads it was picked with, the scan's tally and the greedy margins (read by the demo)."""
+
+    row: int
+    threads: int
+    tally: dict[str, int]
+    margins: NotRequired[dict[str, float]]
 
 
 class AskedRow(TypedDict):
@@ -152,11 +162,11 @@ def _probed_profile(echo: Echo, model: Model, out: Path, quick: bool, progress: 
     return outputs.profile, budget, "recommended_max_input_tokens of the probe just run"
 
 
-def _question(question: str | None) -> tuple[str, AskedRow | None, dict[str, Any] | None]:
+def _question(question: str | None) -> tuple[str, AskedRow | None, DemoPick | None]:
     """The question, its bundled row (None for the user's own), and the pick record (committed JSON)."""
     if question is not None:
         return question, None, None
-    pick = _data("demo-question.json")
+    pick: DemoPick = _data("demo-question.json")
     row = demo_rows()[pick["row"]]
     asked: AskedRow = {"question": row["question"], "answers": row["answers"], "gold": f"nq-{pick['row']}#0"}
     return row["question"], asked, pick
@@ -249,7 +259,7 @@ def _answers(echo: Echo, rag: Pipeline, prepared: Prepared, model: Model, strate
     )
 
 
-def _evidence(echo: Echo, pick: Mapping[str, Any] | None) -> None:
+def _evidence(echo: Echo, pick: DemoPick | None) -> None:
     gain = _data("demo-evidence.json")["gain"]
     lo, hi = gain["ci"]
     placed = gain["expected_accuracy"][gain["strategy"]]
