@@ -248,3 +248,15 @@ def test_a_local_models_batch_is_part_of_the_run_and_a_resume_must_match_it(
     assert recorded_batch(local) == 64
     (local / "run.json").write_text(json.dumps({"identity": {"model": "openai:gpt-4o-mini"}}))
     assert recorded_batch(local) is None and recorded_batch(tmp_path / "none") is None
+
+
+def test_a_run_writes_its_own_outputs_through_the_public_api(tmp_path: Path, answers: dict[str, str]) -> None:
+    import litm.bench as bench
+
+    run = bench.run_bench(EdgeModel(answers), _config(questions=2, direct_questions=1), tmp_path, progress=False)
+    out = run.write_outputs(plots=False)
+    assert isinstance(out, bench.BenchOutputs) and out.summary_path == tmp_path / "bench-summary.json"
+    assert json.loads(out.summary_path.read_text())["by_k"]["4"]["questions"] == 2
+    # The rows re-read from bench.jsonl give the same summary as the rows the run returned.
+    assert bench.refresh_outputs(tmp_path, plots=False).summary["by_k"] == out.summary["by_k"]
+    assert bench.summarize(run.rows, run.settings)["by_k"]["4"]["questions"] == 2

@@ -17,14 +17,12 @@ Example:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Any
 
+from litm.bench._rows import Rows
 from litm.eval._stats import Cell, mcnemar_exact, round_p
 
 __all__ = ["ablation_cells", "ablation_vs_plain"]
 
-Rows = Sequence[Mapping[str, Any]]
 
 
 def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]]:
@@ -41,14 +39,14 @@ def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]
     return {key: {"plain": plain[key], **got} for key, got in arms.items() if key in plain and set(got) == every}
 
 
-def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
+def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, object]]:
     """Each ablation arm against the plain prompt on the same question and slot: discordant pairs, exact McNemar.
 
     Pairing removes the question-to-question spread that dominates small samples: only prompts where exactly
     one of the two arms answered carry information about the arm.
     """
     pairs = _ablation_pairs(rows, k)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for arm in sorted({a for got in pairs.values() for a in got} - {"plain"}):
         better = sum(got[arm] and not got["plain"] for got in pairs.values())
         worse = sum(got["plain"] and not got[arm] for got in pairs.values())

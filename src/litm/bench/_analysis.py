@@ -26,6 +26,7 @@ from typing import Any
 
 from litm.bench._ablation import ablation_cells, ablation_vs_plain
 from litm.bench._design import FIXED_STRATEGIES, STRATEGIES, arrangement, seed_of
+from litm.bench._rows import Rows, numeric
 from litm.errors import InvalidOptionError
 from litm.eval._stats import Cell, bootstrap_mean_ci, fisher_less, round_p
 from litm.placement import PositionProfile
@@ -53,7 +54,6 @@ __all__ = [
     "summarize",
 ]
 
-Rows = Sequence[Mapping[str, Any]]
 RANK_DISTRIBUTIONS: dict[str, str] = {
     "uniform": "gold passage equally likely at every retrieval rank 1..k (a sanity check: any reordering is a "
     "permutation of slots, so every strategy has the same expected accuracy, the mean slot accuracy)",
@@ -97,8 +97,9 @@ def slot_values(rows: Rows, k: int, field: str = "hit", fold: int | None = None)
     by: dict[str, dict[int, float]] = defaultdict(dict)
     folds: dict[str, int] = {}
     for r in rows:
-        if r.get("phase") == "slot" and r.get("k") == k and r.get(field) is not None:
-            by[str(r["qid"])][int(r["slot"])] = float(r[field])
+        value = numeric(r, field)
+        if r.get("phase") == "slot" and r.get("k") == k and value is not None:
+            by[str(r["qid"])][int(r["slot"])] = value
             folds[str(r["qid"])] = int(r.get("fold", 0))
     return {q: s for q, s in by.items() if len(s) == k and (fold is None or folds[q] == fold)}
 
@@ -252,7 +253,7 @@ def best_fixed(headline: Mapping[str, Mapping[str, Any]]) -> str | None:
     return max(fixed, key=lambda name: (float(headline[name]["expected_acc"]), -fixed.index(name)))
 
 
-def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:
+def dead_zone_test(slots: Sequence[Cell]) -> dict[str, object]:
     """Pooled middle slots (the central half) vs pooled edge slots (first and last), one-sided Fisher test.
 
     Pooling avoids picking the worst slot after the fact. The same questions fill every slot, so the
@@ -273,7 +274,7 @@ def dead_zone_test(slots: Sequence[Cell]) -> dict[str, Any]:
     }
 
 
-def direct_check(rows: Rows, k: int) -> dict[str, dict[str, Any]]:
+def direct_check(rows: Rows, k: int) -> dict[str, dict[str, object]]:
     """Per strategy: direct end-to-end accuracy vs the accuracy the slot derivation predicts, same rows."""
     hits = slot_hits(rows, k)
     folds = question_folds(rows)
@@ -325,8 +326,8 @@ def _phase_cell(rows: Rows, phase: str, qids: set[str]) -> Cell:
 
 def _headline(
     rows: Rows, k: int, derived: Mapping[str, Sequence[Cell]], slots: Sequence[Cell], dist: str, names: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = dict(gap_recovered(derived, slots, dist))
+) -> dict[str, dict[str, object]]:
+    table: dict[str, dict[str, object]] = {n: dict(v) for n, v in gap_recovered(derived, slots, dist).items()}
     for name, (lo, hi) in gain_intervals(rows, k, dist, names).items():
         if name in table:
             table[name] = {**table[name], "gain_ci": [lo, hi]}
@@ -338,14 +339,14 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
     settings = settings or {}
     strategies = tuple((settings.get("config") or {}).get("strategies") or STRATEGIES)
     ks = sorted({int(r["k"]) for r in rows if r.get("phase") == "slot"})
-    out: dict[str, Any] = {"model": settings.get("model"), "command": settings.get("command"), "by_k": {}}
+    by_k: dict[str, object] = {}
     for k in ks:
         hits = slot_hits(rows, k)
         qids = set(hits)
         slots = slot_cells(rows, k)
         derived = derived_cells(rows, k, strategies)
         profiles = fold_profiles(rows, k)
-        out["by_k"][str(k)] = {
+        by_k[str(k)] = {
             "questions": len(qids),
             "folds": {str(f): p.metadata.get("questions") for f, p in profiles.items()},
             "slot_accuracy": [c.to_dict() for c in slots],
@@ -362,11 +363,12 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
             "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
             "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},
         }
-    out["calls"] = call_totals(rows)
-    return out
+    # The summary is the JSON document bench-summary.json holds: callers read into it by key.
+    model, command = settings.get("model"), settings.get("command")
+    return {"model": model, "command": command, "by_k": by_k, "calls": call_totals(rows)}
 
 
-def call_totals(rows: Rows) -> dict[str, Any]:
+def call_totals(rows: Rows) -> dict[str, object]:
     """Rows, model calls, model seconds and prompt tokens evaluated (prefill after the KV cache) of a run."""
     prefill = sum(int(r.get("input_tokens") or 0) - int(r.get("cached_tokens") or 0) for r in rows)
     return {

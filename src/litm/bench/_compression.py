@@ -25,9 +25,8 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.bench._data import Passage, QAItem, contains_answer
 from litm.bench._design import GOLD_DESIGNS, LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, build_prompt, gold_slots
@@ -35,18 +34,19 @@ from litm.compress import CompressOptions, ScoreCache, Scorer, compress
 from litm.compress._compress import TargetCounter
 from litm.compress._scorers import get_scorer
 from litm.errors import InvalidOptionError
+from litm.models import Model
 from litm.placement import Doc
 
 __all__ = ["ARM_OPTIONS", "COMPRESS_ARMS", "CompressionJob", "Compressors", "compress_jobs", "compress_keys"]
 
-#: Arm name -> :func:`~litm.compress.compress` options (the scorer by name).
-ARM_OPTIONS: dict[str, dict[str, Any]] = {
-    "drop": {"scorer": "retriever", "unit": "document"},
-    "lead": {"scorer": "retriever"},
-    "embed": {"scorer": "embed"},
-    "embed-edges": {"scorer": "embed", "reorder": "edges"},
-    "lm": {"scorer": "lm"},
-    "lm-edges": {"scorer": "lm", "reorder": "edges"},
+#: Arm name -> its scorer (by name) and :func:`~litm.compress.compress` options.
+ARM_OPTIONS: dict[str, tuple[str, CompressOptions]] = {
+    "drop": ("retriever", CompressOptions(unit="document")),
+    "lead": ("retriever", CompressOptions()),
+    "embed": ("embed", CompressOptions()),
+    "embed-edges": ("embed", CompressOptions(reorder="edges")),
+    "lm": ("lm", CompressOptions()),
+    "lm-edges": ("lm", CompressOptions(reorder="edges")),
 }
 COMPRESS_ARMS: tuple[str, ...] = tuple(ARM_OPTIONS)
 
@@ -57,13 +57,15 @@ class CompressionJob:
 
     key: str
     prompt: str
-    meta: dict[str, Any]
+    meta: dict[str, object]
 
 
 class Compressors:
     """The scorers of a run, built once and sharing one persistent score cache (``compress-scores.jsonl``)."""
 
-    def __init__(self, counter: TargetCounter, *, lm_model: Any = "local", cache: ScoreCache | None = None) -> None:
+    def __init__(
+        self, counter: TargetCounter, *, lm_model: str | Model = "local", cache: ScoreCache | None = None
+    ) -> None:
         self.counter = counter
         self.cache = cache if cache is not None else ScoreCache()
         self._lm_model = lm_model
@@ -98,7 +100,7 @@ def compress_jobs(
     ratios: Sequence[float],
     slots: Sequence[int],
     designs: Sequence[str] = ("middle", "early"),
-    skip: Any = (),
+    skip: Container[str] = (),
 ) -> list[CompressionJob]:
     """Compress one question's documents for every arm, ratio and slot (or design) not in ``skip``."""
     bad = [a for a in arms if a not in ARM_OPTIONS]
@@ -124,13 +126,12 @@ def compress_jobs(
                 key = f"compress|k={k}|q={item.qid}|{label}|arm={arm}|x={ratio:g}"
                 if key in skip:
                     continue
-                options = dict(ARM_OPTIONS[arm])
-                scorer = compressors.scorer(options.pop("scorer"))
+                scorer_name, options = ARM_OPTIONS[arm]
+                scorer = compressors.scorer(scorer_name)
                 began = time.perf_counter()
                 out = compress(
-                    docs, item.question, tokenizer=compressors.counter, ratio=ratio, scorer=scorer,
-                    options=CompressOptions(**options),
-                )  # fmt: skip
+                    docs, item.question, tokenizer=compressors.counter, ratio=ratio, scorer=scorer, options=options
+                )
                 seconds = time.perf_counter() - began
                 kept = out.kept
                 ranks = [int(c.original.id) for c in kept]
@@ -140,7 +141,7 @@ def compress_jobs(
                 ]
                 prompt = build_prompt(shown, ranks, item.question, "plain", instruction=instruction)
                 text = " ".join(c.doc.text for c in kept)
-                meta: dict[str, Any] = {
+                meta: dict[str, object] = {
                     "phase": "compress", "k": k, **where, "arm": arm, "ratio": ratio, "strategy": "none",
                     **({"gold_set": True, "golds": len(item.golds), "gold_slots": gold_at, "kind": item.kind}
                        if multi else {}),

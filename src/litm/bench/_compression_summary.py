@@ -30,16 +30,16 @@ from typing import Any
 
 from litm.bench._analysis import rank_weights
 from litm.bench._likelihood import paired_difference
+from litm.bench._rows import BenchRow, Rows, numeric, rows_of
 from litm.eval._results import read_rows
 from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
 
 __all__ = ["COMPRESS_SUMMARY", "compression_markdown", "compression_summary", "write_compression_outputs"]
 
 COMPRESS_SUMMARY = "compress-summary"
-Rows = Sequence[Mapping[str, Any]]
 
 
-def _paired_hits(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict[str, Any] | None:
+def _paired_hits(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict[str, object] | None:
     """``a`` minus ``b`` over the questions both have: accuracy difference with a 95% interval, McNemar."""
     common = sorted(set(a) & set(b))
     if not common:
@@ -52,7 +52,7 @@ def _paired_hits(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict[str, Any]
             "p_value": round_p(mcnemar_exact(better, worse))}  # fmt: skip
 
 
-def _paired_values(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, Any] | None:
+def _paired_values(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, object] | None:
     common = sorted(set(a) & set(b))
     return paired_difference([a[q] - b[q] for q in common]) if common else None
 
@@ -76,7 +76,7 @@ def _expected(acc: Mapping[int, float], k: int) -> float | None:
     return round(total, 4)
 
 
-def _shape(acc: Mapping[int, float], k: int) -> dict[str, Any]:
+def _shape(acc: Mapping[int, float], k: int) -> dict[str, object]:
     if not acc:
         return {}
     worst = min(acc, key=lambda s: (acc[s], s))
@@ -93,37 +93,37 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def compression_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
+def compression_summary(rows: Rows, baseline: Rows = ()) -> dict[str, object]:
     """The tables of :mod:`litm.bench._compression_summary` for every ``k`` (see the module docstring)."""
     both = [*baseline, *rows]
     comp = _complete([r for r in rows if r.get("phase") == "compress"])
-    out: dict[str, Any] = {"by_k": {}}
+    by_k: dict[str, object] = {}
     for k in sorted({int(r["k"]) for r in comp}):
         single = [r for r in comp if r["k"] == k and not r.get("gold_set")]
         multi = [r for r in comp if r["k"] == k and r.get("gold_set")]
-        entry: dict[str, Any] = {}
+        entry: dict[str, object] = {}
         if single:
             entry.update(_single(single, both, k))
         if multi:
             entry["gold_sets"] = _multi(multi, both, k)
-        out["by_k"][str(k)] = entry
-    return out
+        by_k[str(k)] = entry
+    return {"by_k": by_k}
 
 
-def _complete(comp: Rows) -> list[Mapping[str, Any]]:
+def _complete(comp: Rows) -> list[BenchRow]:
     """Only the questions that have every arm, ratio and slot (or design) of their ``k``: a run stopped
     mid-question then compares like with like, as the anchor ablation does."""
-    cells: dict[tuple[int, str], set[tuple[str, float, Any]]] = defaultdict(set)
+    cells: dict[tuple[int, str], set[tuple[str, float, object]]] = defaultdict(set)
     for r in comp:
         cells[(int(r["k"]), str(r["qid"]))].add((str(r["arm"]), float(r["ratio"]), r.get("slot", r.get("design"))))
-    every: dict[int, set[tuple[str, float, Any]]] = defaultdict(set)
+    every: dict[int, set[tuple[str, float, object]]] = defaultdict(set)
     for (k, _), got in cells.items():
         every[k] |= got
     keep = {key for key, got in cells.items() if got == every[key[0]]}
     return [r for r in comp if (int(r["k"]), str(r["qid"])) in keep]
 
 
-def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
+def _single(comp: Rows, both: Rows, k: int) -> dict[str, object]:
     qids = {str(r["qid"]) for r in comp}
     slots = sorted({int(r["slot"]) for r in comp})
     orig_hit: dict[int, dict[str, bool]] = defaultdict(dict)
@@ -136,7 +136,7 @@ def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
     oracle = [bool(r["hit"]) for r in both if r.get("phase") == "oracle" and str(r.get("qid")) in qids]
     arm_hit: dict[str, dict[int, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
     arm_lik: dict[str, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    extra: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    extra: dict[str, dict[int, list[BenchRow]]] = defaultdict(lambda: defaultdict(list))
     for r in comp:
         name = f"{r['arm']}@{float(r['ratio']):g}"
         s, q = int(r["slot"]), str(r["qid"])
@@ -144,29 +144,36 @@ def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
         if r.get("likelihood") is not None:
             arm_lik[name][s][q] = float(r["likelihood"])
         extra[name][s].append(r)
-    original: dict[str, Any] = {"slots": {}}
+    original_slots: dict[str, dict[str, object]] = {}
+    original_acc: dict[int, float] = {}
     for s in slots:
         hits = orig_hit.get(s, {})
         lo, hi = wilson(sum(hits.values()), len(hits))
-        original["slots"][str(s)] = {
-            "n": len(hits), "acc": _mean([float(v) for v in hits.values()]), "lo": round(lo, 4), "hi": round(hi, 4),
+        acc = _mean([float(v) for v in hits.values()])
+        original_slots[str(s)] = {
+            "n": len(hits), "acc": acc, "lo": round(lo, 4), "hi": round(hi, 4),
             "likelihood": _mean(list(orig_lik.get(s, {}).values())),
         }  # fmt: skip
-    original.update(_shape({s: c["acc"] for s, c in ((int(x), y) for x, y in original["slots"].items())
-                            if c["acc"] is not None}, k))  # fmt: skip
-    arms: dict[str, Any] = {}
+        if acc is not None:
+            original_acc[s] = acc
+    original = {"slots": original_slots, **_shape(original_acc, k)}
+    arms: dict[str, object] = {}
     for name in sorted(arm_hit, key=lambda n: (n.split("@")[0], float(n.split("@")[1]))):
         drop = f"drop@{name.split('@')[1]}"
-        per: dict[str, Any] = {}
+        per: dict[str, dict[str, object]] = {}
+        per_acc: dict[int, float] = {}
         for s in slots:
             hits = arm_hit[name].get(s, {})
             if not hits:
                 continue
             lo, hi = wilson(sum(hits.values()), len(hits))
             rs = extra[name][s]
+            acc = _mean([float(v) for v in hits.values()])
+            if acc is not None:
+                per_acc[s] = acc
             per[str(s)] = {
                 "n": len(hits),
-                "acc": _mean([float(v) for v in hits.values()]),
+                "acc": acc,
                 "lo": round(lo, 4),
                 "hi": round(hi, 4),
                 "likelihood": _mean(list(arm_lik[name].get(s, {}).values())),
@@ -186,7 +193,7 @@ def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
                     "hits": _paired_hits(hits, arm_hit[drop].get(s, {})),
                     "likelihood": _paired_values(arm_lik[name].get(s, {}), arm_lik[drop].get(s, {})),
                 }
-        arms[name] = {"slots": per, **_shape({int(s): c["acc"] for s, c in per.items()}, k)}
+        arms[name] = {"slots": per, **_shape(per_acc, k)}
     return {
         "questions": len(qids),
         "slots": slots,
@@ -196,24 +203,24 @@ def _single(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
     }
 
 
-def _multi(comp: Rows, both: Rows, k: int) -> dict[str, Any]:
+def _multi(comp: Rows, both: Rows, k: int) -> dict[str, object]:
     qids = {str(r["qid"]) for r in comp}
     base: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in both:
         if r.get("phase") == "design" and r.get("k") == k and str(r["qid"]) in qids:
             for m in ("em", "f1", "likelihood"):
-                if r.get(m) is not None:
-                    base[f"{r['design']}|{m}"][m][str(r["qid"])] = float(r[m])
-    arms: dict[str, Any] = {}
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+                if (v := numeric(r, m)) is not None:
+                    base[f"{r['design']}|{m}"][m][str(r["qid"])] = v
+    arms: dict[str, dict[str, object]] = {}
+    groups: dict[tuple[str, str], list[BenchRow]] = defaultdict(list)
     for r in comp:
         groups[(f"{r['arm']}@{float(r['ratio']):g}", str(r["design"]))].append(r)
     for (name, design), rs in sorted(groups.items()):
-        cell: dict[str, Any] = {"n": len(rs), "answer_kept": _mean([float(bool(r.get("answer_kept"))) for r in rs]),
+        cell: dict[str, object] = {"n": len(rs), "answer_kept": _mean([float(bool(r.get("answer_kept"))) for r in rs]),
                                 "all_golds_kept": _mean([float(int(r["gold_kept"]) == int(r["golds"])) for r in rs]),
                                 "doc_tokens": _mean([float(r["doc_tokens"]) for r in rs])}  # fmt: skip
         for m in ("em", "f1", "likelihood"):
-            vals = {str(r["qid"]): float(r[m]) for r in rs if r.get(m) is not None}
+            vals = {str(r["qid"]): v for r in rs if (v := numeric(r, m)) is not None}
             cell[m] = _mean(list(vals.values()))
             ref = base.get(f"{design}|{m}", {}).get(m, {})
             cell[f"original_{m}"] = _mean([ref[q] for q in vals if q in ref])
@@ -295,7 +302,7 @@ def write_compression_outputs(out_dir: str | Path, rows: Rows, settings: Mapping
     """Write ``compress-summary.json`` and ``.md`` into ``out_dir``, pairing with the run's baseline (if any)."""
     out = Path(out_dir)
     base_dir = (settings.get("config") or {}).get("baseline")
-    baseline = read_rows(Path(base_dir) / "bench.jsonl") if base_dir else []
+    baseline = rows_of(read_rows(Path(base_dir) / "bench.jsonl")) if base_dir else []
     summary = compression_summary(rows, baseline)
     summary["baseline"] = base_dir
     (out / f"{COMPRESS_SUMMARY}.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from litm.bench._compression import COMPRESS_ARMS
 from litm.bench._design import ARMS, GOLD_DESIGNS, NQ_ARMS, STRATEGIES
@@ -132,9 +131,9 @@ class BenchConfig:
         picks = [x for x in given if 1 <= x <= k] if given else [1, (k + 1) // 2, k]
         return sorted(set(picks))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """The settings that define the prompts and the scoring: a resume must match them."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "bench_version": BENCH_VERSION,
             "max_tokens": self.max_tokens,
             "seed": self.seed,

@@ -33,6 +33,7 @@ from litm.bench._config import BenchConfig
 from litm.bench._data import QAItem
 from litm.bench._design import LIU_INSTRUCTION, MULTIHOP_INSTRUCTION, gold_slots, seed_of
 from litm.bench._jobs import Job
+from litm.bench._rows import BenchRow, Rows, numeric, rows_of
 from litm.consistency import PscAnswer, psc
 from litm.consistency._psc import DEFAULT_BUILDER
 from litm.eval._results import ResultsLog, read_rows
@@ -41,18 +42,18 @@ from litm.models import Completion, Model
 from litm.models._base import PromptLike
 from litm.placement import Doc
 from litm.prompt import Prompt, PromptBuilder, Wording
+from litm.util._progress import Progress
 
 __all__ = ["PSC_PHASE", "PSC_SUMMARY", "psc_keys", "psc_markdown", "psc_stage", "psc_summary", "write_psc_outputs"]
 
 PSC_PHASE = "psc"
 PSC_SUMMARY = "psc-summary"
-Rows = Sequence[Mapping[str, Any]]
 #: Builds a result row from a job and its (aggregated) completion: the runner's own, so psc rows are scored and
 #: described exactly as the other arms' rows are.
-RowMaker = Callable[[Job, Completion], dict[str, Any]]
+RowMaker = Callable[[Job, Completion], dict[str, object]]
 
 
-Place = tuple[str, list[int], dict[str, Any]]
+Place = tuple[str, list[int], dict[str, object]]
 
 
 def _places(item: QAItem, k: int, slots: Sequence[int], designs: Sequence[str]) -> list[Place]:
@@ -88,7 +89,7 @@ def _aggregate(out: PscAnswer) -> Completion:
 
 def psc_stage(
     model: Model, config: BenchConfig, items: Sequence[QAItem], log: ResultsLog, *, chat: bool, row: RowMaker,
-    bar: Any,
+    bar: Progress,
 ) -> int:  # fmt: skip
     """Run the psc arm for every question, ``k`` and slot (or design) without a row in ``log``; append each row
     as its calls finish. Returns how many rows were written."""
@@ -137,7 +138,7 @@ def psc_stage(
     return written
 
 
-def _plain_key(r: Mapping[str, Any]) -> tuple[Any, ...] | None:
+def _plain_key(r: BenchRow) -> tuple[object, ...] | None:
     """Where a plain row sits: (k, slot or design, qid) for a slot row or a design row, else None."""
     if r.get("phase") == "slot":
         return (r.get("k"), f"s={r.get('slot')}", str(r.get("qid")))
@@ -146,18 +147,18 @@ def _plain_key(r: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return None
 
 
-def _paired(a: Sequence[float], b: Sequence[float], binary: bool) -> dict[str, Any]:
+def _paired(a: Sequence[float], b: Sequence[float], binary: bool) -> dict[str, float]:
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     mean, lo, hi = mean_ci(diffs)
     better, worse = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-    out = {"diff": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4), "better": better, "worse": worse,
-           "n": len(diffs)}  # fmt: skip
+    out: dict[str, float] = {"diff": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4), "better": better,
+                             "worse": worse, "n": len(diffs)}  # fmt: skip
     if binary:
         out["p_value"] = round_p(mcnemar_exact(better, worse))
     return out
 
 
-def _acc(values: Sequence[float], binary: bool) -> dict[str, Any]:
+def _acc(values: Sequence[float], binary: bool) -> dict[str, float]:
     if binary:
         hits = int(sum(values))
         lo, hi = wilson(hits, len(values))
@@ -166,7 +167,7 @@ def _acc(values: Sequence[float], binary: bool) -> dict[str, Any]:
     return {"mean": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4), "n": len(values)}
 
 
-def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
+def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, object]:
     """Per ``k``, calls and slot (or design): the psc arm against the plain prompt, paired by question.
 
     >>> base = [{"phase": "slot", "k": 3, "qid": q, "slot": 2, "hit": q == 1, "em": False, "f1": 0.0,
@@ -178,12 +179,12 @@ def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
     >>> cell["vs_plain"]["hit"]["diff"], cell["cost"]["input_ratio"], cell["same_first_prompt"]
     (0.5, 3.0, 2)
     """
-    plain: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    plain: dict[tuple[object, ...], BenchRow] = {}
     for r in [*baseline, *rows]:
         where = _plain_key(r)
         if where is not None:
             plain[where] = r
-    groups: dict[str, dict[str, dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]]]] = {}
+    groups: dict[str, dict[str, dict[str, list[tuple[BenchRow, BenchRow]]]]] = {}
     for r in rows:
         if r.get("phase") != PSC_PHASE:
             continue
@@ -193,19 +194,23 @@ def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, Any]:
             continue
         cells = groups.setdefault(str(r.get("k")), {}).setdefault(f"m={r.get('psc_calls')}", {})
         cells.setdefault(label, []).append((r, match))
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, dict[str, object]]] = {}
     for k, by_m in sorted(groups.items(), key=lambda kv: int(kv[0])):
         for m, cells in by_m.items():
             for label, pairs in sorted(cells.items()):
                 metrics = ("em", "f1", "hit") if label.startswith("d=") else ("hit", "em", "f1")
-                cell: dict[str, Any] = {"questions": len(pairs), "psc": {}, "plain": {}, "vs_plain": {}}
+                psc_cells: dict[str, dict[str, float]] = {}
+                plain_cells: dict[str, dict[str, float]] = {}
+                vs_plain: dict[str, dict[str, float]] = {}
                 for metric in metrics:
                     binary = metric != "f1"
-                    a = [float(p[metric] or 0) for p, _ in pairs]
-                    b = [float(q[metric] or 0) for _, q in pairs]
-                    cell["psc"][metric] = _acc(a, binary)
-                    cell["plain"][metric] = _acc(b, binary)
-                    cell["vs_plain"][metric] = _paired(a, b, binary)
+                    a = [numeric(p, metric) or 0.0 for p, _ in pairs]
+                    b = [numeric(q, metric) or 0.0 for _, q in pairs]
+                    psc_cells[metric] = _acc(a, binary)
+                    plain_cells[metric] = _acc(b, binary)
+                    vs_plain[metric] = _paired(a, b, binary)
+                cell: dict[str, object] = {"questions": len(pairs), "psc": psc_cells, "plain": plain_cells,
+                                           "vs_plain": vs_plain}  # fmt: skip
                 psc_in = sum(float(p.get("input_tokens") or 0) for p, _ in pairs)
                 plain_in = sum(float(q.get("input_tokens") or 0) for _, q in pairs)
                 cell["cost"] = {
@@ -250,7 +255,7 @@ def write_psc_outputs(out_dir: str | Path, rows: Rows, settings: Mapping[str, An
     """Write ``psc-summary.json`` and ``.md`` into ``out_dir``, pairing with the run's baseline (if any)."""
     out = Path(out_dir)
     base_dir = (settings.get("config") or {}).get("baseline")
-    baseline = read_rows(Path(base_dir) / "bench.jsonl") if base_dir else []
+    baseline = rows_of(read_rows(Path(base_dir) / "bench.jsonl")) if base_dir else []
     summary = {**psc_summary(rows, baseline), "baseline": base_dir}
     path = out / f"{PSC_SUMMARY}.json"
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

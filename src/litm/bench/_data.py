@@ -20,11 +20,10 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from litm.bench._retrieval import index_folder, searcher
 from litm.errors import EvalError, InvalidOptionError, MissingDependencyError
-from litm.eval._datasets import nq_rows
+from litm.eval._datasets import NQRow, nq_rows
 from litm.eval._scoring import normalize
 
 __all__ = ["Passage", "QAItem", "contains_answer", "eligible_questions", "load_items", "mine_distractors"]
@@ -113,11 +112,11 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _rows() -> tuple[dict[str, Any], ...]:
+def _rows() -> tuple[NQRow, ...]:
     return tuple(nq_rows())
 
 
-def _passage(i: int, row: dict[str, Any]) -> Passage:
+def _passage(i: int, row: NQRow) -> Passage:
     ctx = row["ctxs"][0]
     return Passage(i, str(ctx.get("title", "")), str(ctx["text"]))
 

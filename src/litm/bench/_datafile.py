@@ -41,7 +41,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from litm.bench._data import Passage, QAItem
 from litm.errors import DataFileError
@@ -278,12 +277,12 @@ def to_items(records: Sequence[DataRecord], k: int) -> tuple[list[QAItem], list[
     return items, skipped
 
 
-def record_dict(record: DataRecord) -> dict[str, Any]:
+def record_dict(record: DataRecord) -> dict[str, object]:
     """A record back in the file format (documents in retriever order, with their ranks)."""
     docs = [
         {"id": d.id, "title": d.title, "text": d.text, "gold": d.gold, "rank": i}
         | ({"score": d.score} if d.score is not None else {})
         for i, d in enumerate(record.documents, start=1)
     ]
-    out: dict[str, Any] = {"id": record.qid, "question": record.question, "answers": list(record.answers)}
+    out: dict[str, object] = {"id": record.qid, "question": record.question, "answers": list(record.answers)}
     return out | ({"type": record.kind} if record.kind else {}) | {"documents": docs}

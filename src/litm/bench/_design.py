@@ -20,10 +20,11 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from litm.bench._data import Passage, QAItem
+from litm.bench._rows import BenchRow
 from litm.errors import InvalidOptionError
 from litm.models import Completion, Model
 from litm.models._local import LocalModel
-from litm.placement import Doc, PlacementOptions, PositionProfile, Strategy, place
+from litm.placement import Doc, PositionProfile, Strategy, place
 from litm.placement._registry import get_strategy
 from litm.placement._strategies import RandomOrder
 from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording, parse_quoted_answer
@@ -136,8 +137,7 @@ def arrangement(name: str, k: int, *, seed: int = 0, profile: PositionProfile | 
     """
     # Distinct string stand-ins (place() reads strings as documents); min_docs=0 so tiny k is placed too.
     items = [f"rank-{r}" for r in range(1, k + 1)]
-    options = PlacementOptions(strategy_for(name, seed=seed, profile=profile), profile=profile, min_docs=0)
-    plan = place(items, placement=options)
+    plan = place(items, strategy_for(name, seed=seed, profile=profile), profile=profile, min_docs=0)
     return [int(str(x).removeprefix("rank-")) for x in plan.items]
 
 
@@ -191,7 +191,7 @@ def _liu(docs: Sequence[Passage], question: str, *, both: bool, instruction: str
 
 def _anchored(docs: Sequence[Passage], ranks: Sequence[int], question: str, *, style: str, both: bool,
               instruction: str) -> str:  # fmt: skip
-    payload: list[dict[str, Any]] = [
+    payload: list[dict[str, object]] = [
         {"id": f"doc-{r}", "title": d.title, "text": d.text, "score": rank_score(r)}
         for d, r in zip(docs, ranks, strict=True)
     ]
@@ -335,7 +335,7 @@ def complete_arm(
     return both, follow
 
 
-def read_arm_reply(arm: str, output: str, item: QAItem, *, prefilled: bool) -> tuple[str, dict[str, Any]]:
+def read_arm_reply(arm: str, output: str, item: QAItem, *, prefilled: bool) -> tuple[str, dict[str, object]]:
     """The text an arm's reply is scored by (its first line is), and the row fields the arm adds.
 
     Every arm but quote-first: the output as it is, no fields. Quote-first: the answer after ``Answer:``
@@ -365,7 +365,7 @@ def read_arm_reply(arm: str, output: str, item: QAItem, *, prefilled: bool) -> t
     return q.answer, fields
 
 
-def quote_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def quote_summary(rows: Sequence[BenchRow]) -> dict[str, dict[str, dict[str, object]]]:
     """How the quote-first replies went, per ``k`` and gold slot (or gold-set design): replies, and the share
     that reached ``Answer:``, whose quote is in one of the question's passages, in a gold one, and that were right
     (first-line match). Empty without quote-first rows. The arm against plain is in the ablation tables.
@@ -375,7 +375,7 @@ def quote_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict
     >>> quote_summary(rows)["4"]["slot 2"]
     {'n': 4, 'answered': 1.0, 'quote_found': 0.5, 'quote_gold': 0.25, 'hit': 0.25}
     """
-    groups: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+    groups: dict[str, dict[str, list[BenchRow]]] = {}
     for r in rows:
         if r.get("phase") == "ablation" and r.get("arm") == QUOTE_ARM:
             where = f"slot {r['slot']}" if r.get("slot") is not None else f"design {r.get('design')}"

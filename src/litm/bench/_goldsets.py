@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from litm.bench._data import QAItem
+from litm.bench._data import Passage, QAItem
 from litm.bench._design import (
     GOLD_DESIGNS,
     MULTIHOP_INSTRUCTION,
@@ -43,6 +43,7 @@ from litm.bench._design import (
     seed_of,
 )
 from litm.bench._likelihood import paired_difference
+from litm.bench._rows import Rows, field, number, numeric
 from litm.eval._stats import Cell, mean_ci
 from litm.placement import PositionProfile
 
@@ -55,8 +56,7 @@ METRICS: tuple[str, ...] = ("em", "f1", "hit", "likelihood")
 _BINARY = frozenset({"em", "hit"})
 _DESIGN_ORDER = {d: i for i, d in enumerate(GOLD_DESIGNS)}
 
-Rows = Sequence[Mapping[str, Any]]
-Prompt = tuple[str, str, dict[str, Any]]
+Prompt = tuple[str, str, dict[str, object]]
 
 
 def goldset_jobs(
@@ -106,7 +106,7 @@ def goldset_jobs(
             "phase": "oracle", "gold_set": True, "golds": len(golds), "kind": item.kind}  # fmt: skip
 
 
-def _prompt(docs: Sequence[Any], ranks: Sequence[int], item: QAItem, arm: str) -> str:
+def _prompt(docs: Sequence[Passage], ranks: Sequence[int], item: QAItem, arm: str) -> str:
     return build_prompt(docs, ranks, item.question, arm, instruction=MULTIHOP_INSTRUCTION)
 
 
@@ -114,12 +114,13 @@ def _values(rows: Rows, k: int, phase: str, by: str, metric: str) -> dict[str, d
     """``{group: {qid: value}}`` for one phase at ``k``, grouped by a row field (design, strategy, arm)."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for r in rows:
-        if r.get("phase") == phase and r.get("k") == k and r.get(metric) is not None:
-            out[str(r[by])][str(r["qid"])] = float(r[metric])
+        value = numeric(r, metric)
+        if r.get("phase") == phase and r.get("k") == k and value is not None:
+            out[str(field(r, by))][str(r["qid"])] = value
     return out
 
 
-def _cell(values: Sequence[float], metric: str) -> dict[str, Any]:
+def _cell(values: Sequence[float], metric: str) -> dict[str, float]:
     if metric in _BINARY:
         return Cell(int(sum(values)), len(values)).to_dict()
     mean, lo, hi = mean_ci(values)
@@ -128,9 +129,9 @@ def _cell(values: Sequence[float], metric: str) -> dict[str, Any]:
     return {"mean": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4), "n": len(values)}
 
 
-def _table(groups: Mapping[str, Mapping[str, Mapping[str, float]]], qids: set[str]) -> dict[str, Any]:
+def _table(groups: Mapping[str, Mapping[str, Mapping[str, float]]], qids: set[str]) -> dict[str, dict[str, object]]:
     """Per group, each metric over ``qids`` (the questions every group has)."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, object]] = {}
     for metric, by_group in groups.items():
         for name, by_q in by_group.items():
             column = [v for q, v in by_q.items() if q in qids]
@@ -139,7 +140,9 @@ def _table(groups: Mapping[str, Mapping[str, Mapping[str, float]]], qids: set[st
     return out
 
 
-def _paired(groups: Mapping[str, Mapping[str, Mapping[str, float]]], a: str, b: str, qids: set[str]) -> dict[str, Any]:
+def _paired(
+    groups: Mapping[str, Mapping[str, Mapping[str, float]]], a: str, b: str, qids: set[str]
+) -> dict[str, dict[str, object]]:
     """``a`` minus ``b`` per question, for every metric both have."""
     out = {}
     for metric, by_group in groups.items():
@@ -157,14 +160,14 @@ def _complete(groups: Mapping[str, Mapping[str, Mapping[str, float]]], names: Se
     return set.intersection(*sets) if sets and all(sets) else set()
 
 
-def goldset_summary(rows: Rows) -> dict[str, Any]:
+def goldset_summary(rows: Rows) -> dict[str, object]:
     """Designs, strategies, anchor arms and controls of a multi-gold run, per ``k`` (see the module doc)."""
     ks = sorted({int(r["k"]) for r in rows if r.get("phase") == "design"})
-    out: dict[str, Any] = {"by_k": {}}
+    by_k: dict[str, object] = {}
     for k in ks:
         designs = {m: _values(rows, k, "design", "design", m) for m in METRICS}
         qids = _complete(designs, GOLD_DESIGNS)
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "questions": len(qids),
             "designs": {d: t for d, t in sorted(_table(designs, qids).items(), key=lambda x: _DESIGN_ORDER[x[0]])},
             "middle_vs": {d: _paired(designs, "middle", d, qids) for d in GOLD_DESIGNS if d != "middle"},
@@ -173,9 +176,12 @@ def goldset_summary(rows: Rows) -> dict[str, Any]:
         names = sorted(direct["em"], key=lambda n: (n != "none", n))
         dq = _complete(direct, names)
         if dq:
-            entry["strategies"] = {"questions": len(dq), "table": _table(direct, dq)}
-            entry["strategies"]["vs_none"] = {n: _paired(direct, n, "none", dq) for n in names if n != "none"}
-        arms: dict[str, Any] = {}
+            entry["strategies"] = {
+                "questions": len(dq),
+                "table": _table(direct, dq),
+                "vs_none": {n: _paired(direct, n, "none", dq) for n in names if n != "none"},
+            }
+        arms: dict[str, object] = {}
         for design in GOLD_DESIGNS:
             ab = {m: _values([r for r in rows if r.get("design") == design], k, "ablation", "arm", m) for m in METRICS}
             if not ab["em"]:
@@ -193,11 +199,11 @@ def goldset_summary(rows: Rows) -> dict[str, Any]:
         entry["kinds"] = _kinds(rows, k, qids)
         entry["closed_book"] = _control(rows, "closed", qids)
         entry["oracle"] = _control(rows, "oracle", qids)
-        out["by_k"][str(k)] = entry
-    return out
+        by_k[str(k)] = entry
+    return {"by_k": by_k}
 
 
-def _kinds(rows: Rows, k: int, qids: set[str]) -> dict[str, Any]:
+def _kinds(rows: Rows, k: int, qids: set[str]) -> dict[str, object]:
     """F1 per question type and design (HotpotQA's bridge / comparison, ...)."""
     by: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
@@ -206,9 +212,9 @@ def _kinds(rows: Rows, k: int, qids: set[str]) -> dict[str, Any]:
     return {kind: {d: _cell(v, "f1") for d, v in sorted(ds.items())} for kind, ds in sorted(by.items())}
 
 
-def _control(rows: Rows, phase: str, qids: set[str]) -> dict[str, Any]:
+def _control(rows: Rows, phase: str, qids: set[str]) -> dict[str, object]:
     picked = [r for r in rows if r.get("phase") == phase and str(r["qid"]) in qids]
-    return {m: _cell([float(r[m]) for r in picked], m) for m in METRICS if picked and all(m in r for r in picked)}
+    return {m: _cell([number(r, m) for r in picked], m) for m in METRICS if picked and all(m in r for r in picked)}
 
 
 def _fmt(c: Mapping[str, Any] | None) -> str:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.bench._analysis import fold_profiles
 from litm.bench._config import BenchConfig
-from litm.bench._data import QAItem
+from litm.bench._data import Passage, QAItem
 from litm.bench._design import arrangement, build_prompt, closed_book_prompt, fold_of, seed_of
 from litm.bench._goldsets import goldset_jobs
+from litm.bench._rows import BenchRow
 from litm.placement import PositionProfile
 
 __all__ = ["Job", "stage1_jobs", "stage2_jobs"]
@@ -37,10 +37,10 @@ class Job:
     key: str
     prompt: str
     item: QAItem
-    meta: dict[str, Any]
+    meta: dict[str, object]
 
 
-def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> list[Any]:
+def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> list[Passage]:
     ranked = item.ranked(gold_rank, k)
     return [ranked[r - 1] for r in order]
 
@@ -84,7 +84,7 @@ def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionP
             yield Job(f"oracle|q={item.qid}", oracle, item, {"phase": "oracle"})
 
 
-def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[dict[str, Any]]) -> Iterator[Job]:
+def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[BenchRow]) -> Iterator[Job]:
     """Direct end-to-end runs: each strategy places the ranked documents, for a few gold ranks."""
     for k in config.ks:
         profiles = fold_profiles(rows, k)

@@ -24,8 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from litm.bench._analysis import (
     RANK_DISTRIBUTIONS,
@@ -36,15 +35,15 @@ from litm.bench._analysis import (
     slot_values,
 )
 from litm.bench._design import STRATEGIES
+from litm.bench._rows import Rows
 from litm.eval._stats import bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
 
 __all__ = ["likelihood_summary", "middle_vs_edges", "paired_difference", "slot_likelihood", "strategy_likelihood"]
 
-Rows = Sequence[Mapping[str, Any]]
 FIELD = "likelihood"
 
 
-def slot_likelihood(rows: Rows, k: int) -> list[dict[str, Any]]:
+def slot_likelihood(rows: Rows, k: int) -> list[dict[str, float]]:
     """Mean likelihood with the gold passage in each final slot 1..k, over questions with every slot scored."""
     values = slot_values(rows, k, FIELD)
     out = []
@@ -57,7 +56,7 @@ def slot_likelihood(rows: Rows, k: int) -> list[dict[str, Any]]:
     return out
 
 
-def paired_difference(diffs: Sequence[float]) -> dict[str, Any]:
+def paired_difference(diffs: Sequence[float]) -> dict[str, object]:
     """Per-question differences: their mean with a 95% interval, how many are below / above 0, exact sign test.
 
     >>> d = paired_difference([-1.0, -0.5, -0.25, 0.25])
@@ -78,7 +77,7 @@ def paired_difference(diffs: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def middle_vs_edges(rows: Rows, k: int) -> dict[str, Any] | None:
+def middle_vs_edges(rows: Rows, k: int) -> dict[str, object] | None:
     """Per question, the middle slots' mean likelihood minus the last slot's and minus the first slot's."""
     values = slot_values(rows, k, FIELD)
     if not values:
@@ -94,14 +93,14 @@ def middle_vs_edges(rows: Rows, k: int) -> dict[str, Any] | None:
 
 def strategy_likelihood(
     rows: Rows, k: int, distribution: str, strategies: Sequence[str] = STRATEGIES
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per strategy: expected likelihood under ``distribution`` and the paired 95% bootstrap gain over ``none``."""
     values = slot_values(rows, k, FIELD)
     if not values:
         return {}
     w = rank_weights(distribution, k)
     gains = expected_gains(rows, k, distribution, strategies, field=FIELD)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, by_q in question_orders(rows, k, strategies).items():
         per_q = [
             sum(p * values[q][order.index(r) + 1] for r, p in enumerate(w, 1))
@@ -110,7 +109,7 @@ def strategy_likelihood(
         ]
         if not per_q:
             continue
-        entry: dict[str, Any] = {"expected": round(sum(per_q) / len(per_q), 4), "questions": len(per_q)}
+        entry: dict[str, object] = {"expected": round(sum(per_q) / len(per_q), 4), "questions": len(per_q)}
         diffs = gains.get(name) or []
         if name != "none" and diffs:
             entry["gain_over_none"] = round(sum(diffs) / len(diffs), 4) + 0.0
@@ -119,7 +118,7 @@ def strategy_likelihood(
     return out
 
 
-def likelihood_summary(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) -> dict[str, Any] | None:
+def likelihood_summary(rows: Rows, k: int, strategies: Sequence[str] = STRATEGIES) -> dict[str, object] | None:
     """Everything the report says about the likelihood metric at ``k`` (None when no row was scored)."""
     slots = slot_likelihood(rows, k)
     if not slots:

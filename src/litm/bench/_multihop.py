@@ -49,7 +49,7 @@ def _records(rows: Iterable[Mapping[str, Any]], source: str) -> list[DataRecord]
     return [parse_record(row, line=i, path=source) for i, row in enumerate(rows, start=1)]
 
 
-def hotpotqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def hotpotqa_row(row: Mapping[str, Any]) -> dict[str, object]:
     """One HotpotQA row (official format) as a data record."""
     gold = {str(title) for title, _ in row["supporting_facts"]}
     docs = [
@@ -62,7 +62,7 @@ def hotpotqa_row(row: Mapping[str, Any]) -> dict[str, Any]:
             "documents": docs}  # fmt: skip
 
 
-def twowiki_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def twowiki_row(row: Mapping[str, Any]) -> dict[str, object]:
     """One 2WikiMultihopQA row (FlashRAG's format) as a data record."""
     meta = row["metadata"]
     gold = set(meta["supporting_facts"]["title"])

@@ -19,6 +19,7 @@ from litm.bench._design import STRATEGIES, quote_markdown, quote_summary
 from litm.bench._goldsets import goldset_markdown, goldset_summary
 from litm.bench._likelihood import likelihood_summary
 from litm.bench._markdown import summary_markdown
+from litm.bench._rows import BenchRow, rows_of
 from litm.bench._settings import RESULTS, SETTINGS
 from litm.errors import EvalError
 from litm.eval._results import read_rows
@@ -40,7 +41,7 @@ class BenchOutputs:
 
 
 def write_outputs(
-    out_dir: str | Path, rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], *, plots: bool = True
+    out_dir: str | Path, rows: Sequence[BenchRow], settings: Mapping[str, Any], *, plots: bool = True
 ) -> BenchOutputs:
     """Analyse ``rows``; write the summary (JSON and Markdown), each fold's profile, plots and the HTML report."""
     out = Path(out_dir)
@@ -91,15 +92,15 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
     out = Path(out_dir)
     if not (out / RESULTS).is_file():
         raise EvalError(f"no benchmark rows ({RESULTS}) in {out} to refresh from")
-    settings: dict[str, Any] = {}
+    settings: dict[str, object] = {}
     if (out / SETTINGS).is_file():
         try:
             settings = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise EvalError(f"{out / SETTINGS} is not valid JSON: {exc}") from None
     seen: set[str] = set()
-    rows = []
-    for row in read_rows(out / RESULTS):
+    rows: list[BenchRow] = []
+    for row in rows_of(read_rows(out / RESULTS)):
         key = str(row.get("key"))
         if key not in seen:  # the first answer wins, as when the run resumes
             seen.add(key)

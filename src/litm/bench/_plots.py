@@ -16,12 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from litm.bench._analysis import best_fixed
 from litm.bench._design import arrangement
 from litm.eval._plots import pyplot
 from litm.placement import PositionProfile
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["write_plots"]
 
@@ -33,7 +38,7 @@ def _offset(j: int, groups: int, width: float) -> float:
     return (j - (groups - 1) / 2) * width
 
 
-def _save(plt: Any, fig: Any, ax: Any, path: Path) -> Path:
+def _save(plt: ModuleType, fig: Figure, ax: Axes, path: Path) -> Path:
     """The finish every bar chart shares: legend, horizontal grid, tight layout, PNG, figure closed."""
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")

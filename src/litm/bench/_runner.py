@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from litm.bench._compression import Compressors, compress_jobs, compress_keys
 from litm.bench._config import BENCH_VERSION, BenchConfig, BenchError
@@ -30,7 +30,8 @@ from litm.bench._data import QAItem
 from litm.bench._design import complete_arm, fold_of, quote_prefilled, read_arm_reply
 from litm.bench._jobs import Job, stage1_jobs, stage2_jobs
 from litm.bench._outputs import BenchOutputs, write_outputs
-from litm.bench._settings import COMPRESS_SCORES, RESULTS, SETTINGS, check_resume, run_settings
+from litm.bench._rows import BenchRow, rows_of
+from litm.bench._settings import COMPRESS_SCORES, RESULTS, SETTINGS, RunSettings, check_resume, run_settings
 from litm.bench._sources import load_bench_items
 from litm.compress import ScoreCache
 from litm.compress._compress import TargetCounter
@@ -40,6 +41,7 @@ from litm.eval._scoring import exact_match, score_output, token_f1
 from litm.models._base import Completion, Model, run_each
 from litm.models._logprobs import Logprobs, ScoresContinuations
 from litm.placement import PositionProfile
+from litm.util._progress import Progress
 from litm.util._progress import progress as make_progress
 
 # BenchConfig, BenchError and Job live in their own modules; the names stay importable from here.
@@ -51,8 +53,8 @@ class BenchRun:
     """A finished (or stopped) run: its rows, settings and output directory."""
 
     out: Path
-    rows: list[dict[str, Any]]
-    settings: dict[str, Any]
+    rows: list[BenchRow]
+    settings: RunSettings
     answered: int = 0
     reused: int = 0
     stopped_early: bool = False
@@ -82,7 +84,7 @@ def continuations(answers: Sequence[str], *, chat: bool) -> list[str]:
     return [a if chat else f" {a}" for a in answers]
 
 
-def likelihood_fields(scores: Sequence[Logprobs] | None) -> dict[str, Any]:
+def likelihood_fields(scores: Sequence[Logprobs] | None) -> dict[str, object]:
     """Row fields of the likelihood metric: every accepted answer's log-probability, and the headline value.
 
     ``likelihood`` is the mean per-token log-probability of the likeliest accepted answer (the continuous
@@ -106,7 +108,7 @@ def _row(
     chat: bool,
     prompt_sha: str,
     scores: Sequence[Logprobs] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     # A quote-first reply is scored by its answer after the quote, never by the quote.
     prefilled = quote_prefilled(model, chat=chat)
     text, arm_fields = read_arm_reply(str(job.meta.get("arm", "")), done.text, job.item, prefilled=prefilled)
@@ -162,7 +164,13 @@ def _execute(
 
 
 def _compress_stage(
-    model: Model, config: BenchConfig, items: Sequence[QAItem], out: Path, log: ResultsLog, go: Any, bar: Any
+    model: Model,
+    config: BenchConfig,
+    items: Sequence[QAItem],
+    out: Path,
+    log: ResultsLog,
+    go: Callable[[str, list[Job], int | None], None],
+    bar: Progress,
 ) -> None:
     """Compress and answer question by question, so a stopped run keeps whole questions and a resume scores
     only what is missing (scores persist in ``compress-scores.jsonl``)."""
@@ -207,7 +215,7 @@ def run_bench(
         old = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
         # A long run is resumed across sessions and hosts: keep where it started and every stretch since, since
         # the rows' latencies can only be read against the machine that produced them.
-        this_stretch = {"at": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": settings["machine"]}
+        this_stretch: dict[str, object] = {"at": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": settings["machine"]}
         settings["started"] = old.get("started", settings["started"])
         settings["machine"] = old.get("machine", settings["machine"])
         settings["resumes"] = [*old.get("resumes", []), this_stretch]
@@ -227,11 +235,11 @@ def run_bench(
     chat = config.resolved_format(model) == "chat"
     likelihood = config.resolved_likelihood(model)
     folds = {it.qid: fold_of(i) for i, it in enumerate(items)}
-    run = BenchRun(out, log.rows, settings)
+    run = BenchRun(out, rows_of(log.rows), settings)
 
     with make_progress("bench", enabled=progress) as bar:
 
-        def go(name: str, jobs: list[Job], task: Any = None) -> None:
+        def go(name: str, jobs: list[Job], task: int | None = None) -> None:
             todo: list[tuple[Job, str]] = []
             copies: list[tuple[Job, str]] = []
             pending: set[str] = set()
@@ -263,14 +271,14 @@ def run_bench(
 
         if not (config.compress_only or config.psc_only):
             go("slots+controls", list(stage1_jobs(items, config, profile)))
-            go("direct", list(stage2_jobs(items, config, log.rows)))
+            go("direct", list(stage2_jobs(items, config, run.rows)))
         if config.compress_arms:
             _compress_stage(model, config, items, out, log, go, bar)
         if config.psc_calls:
 
-            def psc_row(job: Job, done: Completion) -> dict[str, Any]:
+            def psc_row(job: Job, done: Completion) -> dict[str, object]:
                 return _row(job, folds[job.item.qid], done, model, mode, chat, _sha(job.prompt))
 
             run.answered += psc_stage(model, config, items, log, chat=chat, row=psc_row, bar=bar)
-    run.rows = log.rows
+    run.rows = rows_of(log.rows)
     return run

@@ -16,7 +16,7 @@ import platform
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from litm._version import __version__
 from litm.bench._config import BenchConfig, BenchError
@@ -42,7 +42,7 @@ RESULTS = "bench.jsonl"
 COMPRESS_SCORES = "compress-scores.jsonl"
 SETTINGS = "run.json"
 #: The value of each identity setting in runs recorded before it existed.
-_IDENTITY_DEFAULTS: dict[str, Any] = {
+_IDENTITY_DEFAULTS: dict[str, object] = {
     "prompt_format": "completion",
     "likelihood": False,
     "data": "nq",
@@ -50,7 +50,22 @@ _IDENTITY_DEFAULTS: dict[str, Any] = {
 }
 
 
-def run_settings(model: Model, config: BenchConfig, command: str | None) -> dict[str, Any]:
+class RunSettings(TypedDict, total=False):
+    """``run.json``: what makes the run this experiment (``identity``, checked on resume) and where it ran."""
+
+    identity: dict[str, object]
+    config: dict[str, object]
+    model: dict[str, object]
+    command: str | None
+    litm_version: str
+    machine: dict[str, object]
+    started: str
+    data: str
+    resumes: list[dict[str, object]]
+    left_out: list[str]
+
+
+def run_settings(model: Model, config: BenchConfig, command: str | None) -> RunSettings:
     """The ``run.json`` of a run of ``config`` on ``model``: its identity, the full config, the model and machine."""
     return {
         "identity": {
@@ -88,7 +103,7 @@ def run_settings(model: Model, config: BenchConfig, command: str | None) -> dict
     }
 
 
-def check_resume(path: Path, settings: dict[str, Any], *, resume: bool) -> None:
+def check_resume(path: Path, settings: RunSettings, *, resume: bool) -> None:
     """Refuse to write into ``path``'s folder unless it is empty, or ``resume`` and the identity matches."""
     if not path.exists():
         return

@@ -25,9 +25,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from litm.bench._data import load_items
+from litm.bench._data import QAItem, load_items
 from litm.bench._datafile import DataRecord, read_records, to_items
 from litm.bench._multihop import BUNDLED, load_records
 from litm.bench._retrieval import RETRIEVERS, index_folder, searcher
@@ -68,9 +68,16 @@ def describe(data: str, retriever: str) -> str:
     return f"{name}; documents ranked by {ways.get(retriever, f'litm.retrieve {retriever}')}"
 
 
+class LoadInfo(TypedDict):
+    """What :func:`load_bench_items` left out (record ids), and how many records a data file held."""
+
+    left_out: list[str]
+    records: NotRequired[int]
+
+
 def load_bench_items(
     data: str, *, questions: int, k: int, retriever: str = "auto", seed: int = 0
-) -> tuple[list[Any], dict[str, Any]]:
+) -> tuple[list[QAItem], LoadInfo]:
     """The first ``questions`` benchmark items of ``data`` with ``k`` documents, and what was left out."""
     _check(data, retriever)
     if data == "nq":

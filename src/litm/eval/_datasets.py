@@ -19,22 +19,49 @@ import gzip
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict, cast
 
-__all__ = ["kv_examples", "nq_rows"]
+__all__ = ["KVExample", "NQContext", "NQRow", "kv_examples", "nq_rows"]
 
 
-def _jsonl_gz(name: str) -> list[dict[str, Any]]:
+class NQContext(TypedDict):
+    """A passage of an NQ-Open row (``ctxs[0]`` is the gold one)."""
+
+    title: str
+    text: str
+    hasanswer: bool
+    isgold: bool
+
+
+class NQRow(TypedDict):
+    """One bundled NQ-Open oracle row."""
+
+    question: str
+    answers: list[str]
+    ctxs: list[NQContext]
+    nq_annotated_gold: dict[str, object]
+
+
+class KVExample(TypedDict):
+    """One of Liu et al.'s key-value retrieval examples: the pairs in order, and the asked key and its value."""
+
+    key: str
+    value: str
+    ordered_kv_records: list[list[str]]
+
+
+def _jsonl_gz(name: str) -> list[object]:
     raw = (resources.files("litm") / "data" / name).read_bytes()
     return [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
 
 
-def nq_rows() -> list[dict[str, Any]]:
+def nq_rows() -> list[NQRow]:
     """The bundled NQ-Open oracle rows (question, answers, one gold Wikipedia passage each)."""
-    return _jsonl_gz("nq-open-oracle.jsonl.gz")
+    # The file ships in the wheel and its shape is pinned by the doctest above, so it is not re-validated.
+    return cast(list[NQRow], _jsonl_gz("nq-open-oracle.jsonl.gz"))
 
 
 @lru_cache(maxsize=1)
-def kv_examples() -> tuple[dict[str, Any], ...]:
+def kv_examples() -> tuple[KVExample, ...]:
     """Liu et al.'s key-value retrieval examples (75 pairs each), read once per process."""
-    return tuple(_jsonl_gz("kv-retrieval-75_keys.jsonl.gz"))
+    return tuple(cast(list[KVExample], _jsonl_gz("kv-retrieval-75_keys.jsonl.gz")))

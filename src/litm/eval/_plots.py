@@ -6,14 +6,14 @@ Agg backend needs no display.
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
 
 from litm.errors import MissingDependencyError
 
 __all__ = ["pyplot"]
 
 
-def pyplot() -> Any:
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` with the Agg backend; :class:`~litm.errors.MissingDependencyError` without it."""
     try:
         import matplotlib

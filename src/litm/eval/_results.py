@@ -103,10 +103,10 @@ class ResultsLog:
     def keys(self) -> set[str]:
         return set(self._keys)
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._keys
 
-    def append(self, row: Mapping[str, Any]) -> None:
+    def append(self, row: Mapping[str, object]) -> None:
         """Write one row and make it durable before returning (a killed run keeps every finished row)."""
         key = str(row["key"])
         line = json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n"
@@ -151,7 +151,7 @@ def read_settings(path: str | Path) -> dict[str, Any]:
 
 
 def changed_settings(
-    path: Path, identity: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
+    path: Path, identity: Mapping[str, object], *, defaults: Mapping[str, object] | None = None
 ) -> list[str]:
     """The prompt-defining settings whose value in an existing ``run.json`` differs from ``identity``.
 
@@ -167,7 +167,7 @@ def changed_settings(
 
 
 def check_run_settings(
-    path: Path, identity: Mapping[str, Any], *, fresh: bool, error: type[EvalError] = EvalError
+    path: Path, identity: Mapping[str, object], *, fresh: bool, error: type[EvalError] = EvalError
 ) -> None:
     """Check that an existing run in ``path``'s folder was made with the same prompt-defining settings.
 

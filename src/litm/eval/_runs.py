@@ -8,8 +8,6 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 from litm.models._base import Completion, Model
 
 __all__ = ["completion_fields", "model_mode"]
@@ -29,7 +27,7 @@ def model_mode(model: Model) -> str:
     return "unknown" if mode is None else ("aligned" if mode else "cold")
 
 
-def completion_fields(done: Completion) -> dict[str, Any]:
+def completion_fields(done: Completion) -> dict[str, object]:
     """The fields of a result row that describe one model call: usage, latency, finish reason, sampling.
 
     ``sampled`` is True when the answer was sampled rather than decoded greedily (a temperature above 0,

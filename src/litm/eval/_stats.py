@@ -18,7 +18,6 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.errors import InvalidOptionError
 
@@ -173,7 +172,7 @@ class Cell:
     def __add__(self, other: Cell) -> Cell:
         return Cell(self.hits + other.hits, self.n + other.n)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, float]:
         lo, hi = self.ci
         return {"hits": self.hits, "n": self.n, "acc": round(self.acc, 4), "lo": round(lo, 4), "hi": round(hi, 4)}
 

@@ -22,16 +22,16 @@ import random
 import uuid
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Generic, TypeVar
 
 from litm.errors import ProbeError
-from litm.eval._datasets import kv_examples, nq_rows
+from litm.eval._datasets import NQRow, kv_examples, nq_rows
 from litm.eval._scoring import normalize
 from litm.placement._documents import Doc
 from litm.probe._corpus import Corpus
 from litm.probe._layouts import Layout
 from litm.probe._tasks import BuiltPrompt, Task, TaskInstance
-from litm.prompt import render_documents
+from litm.prompt._styles import render_documents
 
 __all__ = ["DocQATask", "ItemTask", "KVTask", "render_docs", "render_kv"]
 
@@ -39,7 +39,7 @@ _MIN_DISTRACTOR_ANSWER = 4  # shorter NQ answers ("1", "yes") would match by acc
 
 
 @lru_cache(maxsize=1)
-def _nq() -> tuple[dict[str, Any], ...]:
+def _nq() -> tuple[NQRow, ...]:
     return tuple(nq_rows())
 
 
@@ -71,7 +71,7 @@ def render_kv(pairs: Sequence[tuple[str, str]]) -> str:
 
 def render_docs(docs: Sequence[tuple[str, str]]) -> str:
     """Liu et al.'s search-result format, ``Document [i](Title: t) text`` one per line, from ``(title, text)``
-    pairs: litm's one renderer of that style (:func:`litm.prompt.render_documents`, style ``liu``)."""
+    pairs: litm's one renderer of that style (``render_documents``, style ``liu``)."""
     return render_documents([Doc(text=x, id=f"doc-{i}", title=t) for i, (t, x) in enumerate(docs, start=1)], "liu")
 
 
@@ -93,31 +93,34 @@ def _fit(render_n: Callable[[int], str], count: Callable[[str], int], target: in
     return lo
 
 
-class ItemTask(Task):
+ItemT = TypeVar("ItemT")
+
+
+class ItemTask(Task, Generic[ItemT]):
     """A task whose context is a list of whole items with the gold item at the probed depth."""
 
     uses_corpus = False
 
-    def items(self, inst: TaskInstance, n: int) -> tuple[list[Any], Any]:
+    def items(self, inst: TaskInstance, n: int) -> tuple[list[ItemT], ItemT]:
         """The first ``n - 1`` distractor items and the gold item."""
         raise NotImplementedError
 
-    def render_items(self, items: Sequence[Any]) -> str:
+    def render_items(self, items: Sequence[ItemT]) -> str:
         raise NotImplementedError
 
-    def item_value(self, item: Any) -> str | None:
+    def item_value(self, item: ItemT) -> str | None:
         """The value an answer would copy from this item (for wrong-item detection)."""
         raise NotImplementedError
 
     def max_items(self, inst: TaskInstance) -> int:
         raise NotImplementedError
 
-    def arrange(self, inst: TaskInstance, n: int, depth: float) -> tuple[list[Any], int]:
+    def arrange(self, inst: TaskInstance, n: int, depth: float) -> tuple[list[ItemT], int]:
         distractors, gold = self.items(inst, n)
         gi = round(depth * (n - 1)) if n > 1 else 0
         return [*distractors[:gi], gold, *distractors[gi:]], gi
 
-    def positions(self, items: Sequence[Any], gold_index: int) -> dict[str, float]:
+    def positions(self, items: Sequence[ItemT], gold_index: int) -> dict[str, float]:
         """Each other item's value and its relative position (for wrong-item and copy detection)."""
         n = len(items)
         out: dict[str, float] = {}
@@ -173,7 +176,7 @@ def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-class KVTask(ItemTask):
+class KVTask(ItemTask[tuple[str, str]]):
     """Liu et al. key-value retrieval: find the value of one UUID key in a JSON object of UUID pairs."""
 
     name = "kv"
@@ -195,7 +198,7 @@ class KVTask(ItemTask):
     def max_items(self, inst: TaskInstance) -> int:
         return 4096
 
-    def items(self, inst: TaskInstance, n: int) -> tuple[list[Any], Any]:
+    def items(self, inst: TaskInstance, n: int) -> tuple[list[tuple[str, str]], tuple[str, str]]:
         ex = kv_examples()[int(inst.params["example"])]
         gold = (str(ex["key"]), str(ex["value"]))
         pairs = [(str(k), str(v)) for k, v in ex["ordered_kv_records"] if str(k) != gold[0]]
@@ -205,14 +208,14 @@ class KVTask(ItemTask):
                 pairs.append((_uuid(rng), _uuid(rng)))
         return pairs[: n - 1], gold
 
-    def render_items(self, items: Sequence[Any]) -> str:
+    def render_items(self, items: Sequence[tuple[str, str]]) -> str:
         return render_kv(items)
 
-    def item_value(self, item: Any) -> str | None:
+    def item_value(self, item: tuple[str, str]) -> str | None:
         return str(item[1])
 
 
-class DocQATask(ItemTask):
+class DocQATask(ItemTask[tuple[str, int]]):
     """Liu et al. multi-document QA on NQ-Open: the gold passage among other questions' gold passages."""
 
     name = "docqa"
@@ -240,14 +243,14 @@ class DocQATask(ItemTask):
     def max_items(self, inst: TaskInstance) -> int:
         return len(self._distractor_rows(inst)) + 1
 
-    def items(self, inst: TaskInstance, n: int) -> tuple[list[Any], Any]:
+    def items(self, inst: TaskInstance, n: int) -> tuple[list[tuple[str, int]], tuple[str, int]]:
         return [("d", i) for i in self._distractor_rows(inst)[: n - 1]], ("g", int(inst.params["question_index"]))
 
-    def render_items(self, items: Sequence[Any]) -> str:
+    def render_items(self, items: Sequence[tuple[str, int]]) -> str:
         rows = _nq()
         return render_docs([(rows[i]["ctxs"][0]["title"], rows[i]["ctxs"][0]["text"]) for _, i in items])
 
-    def item_value(self, item: Any) -> str | None:
+    def item_value(self, item: tuple[str, int]) -> str | None:
         row = _nq()[item[1]]
         text = normalize(row["ctxs"][0]["text"])
         for a in row["answers"]:

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from litm.errors import ProbeError
 from litm.probe._tasks import HaystackTask, TaskInstance, invented_word
@@ -91,9 +91,16 @@ _CHAIN_SLOTS = ("a", "b", "c", "d")
 _STRIDE = 7919
 
 
+class _Stemmer(Protocol):
+    def stemWords(self, words: list[str]) -> list[str]: ...
+
+
 @lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    return require("Stemmer", "checking nolima items for shared content words (PyStemmer)").Stemmer("english")
+def _stemmer() -> _Stemmer:
+    stemmer: _Stemmer = require("Stemmer", "checking nolima items for shared content words (PyStemmer)").Stemmer(
+        "english"
+    )
+    return stemmer
 
 
 def content_stems(text: str) -> frozenset[str]:

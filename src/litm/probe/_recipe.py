@@ -48,11 +48,14 @@ def rebuild_document(recipe: Mapping[str, Any], corpus: Corpus | None = None) ->
                 units.extend(corpus.unit(i) for i in range(int(part[0]), int(part[1])))
         return text_of(units)
     if kind in ("kv", "docqa"):
-        task = KVTask() if kind == "kv" else DocQATask()
         params = {k: v for k, v in doc.items() if k not in ("kind", "n", "gold_index")}
         inst = TaskInstance(task=kind, question="", answers=(), params=params)
-        items, _ = task.arrange(inst, int(doc["n"]), float(params["depth"]))
-        return task.render_items(items)
+        n, depth = int(doc["n"]), float(params["depth"])
+        if kind == "kv":
+            kv = KVTask()
+            return kv.render_items(kv.arrange(inst, n, depth)[0])
+        docqa = DocQATask()
+        return docqa.render_items(docqa.arrange(inst, n, depth)[0])
     raise ProbeError(f"unknown recipe document kind {kind!r}")
 
 

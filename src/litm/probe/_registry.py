@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
 
 from litm.errors import ProbeError
 from litm.probe._items import DocQATask, KVTask
@@ -37,7 +36,7 @@ TASKS: Mapping[str, Callable[..., Task]] = MappingProxyType(
 )
 
 
-def get_task(name: str, **options: Any) -> Task:
+def get_task(name: str, **options: object) -> Task:
     """A task by name (``needle``, ``paraphrase``, ``chain``, ``multi``, ``nolima-literal``, ``nolima``,
     ``nolima-multi``, ``kv``, ``docqa``)."""
     if name == "multi-needle":

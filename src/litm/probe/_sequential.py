@@ -99,13 +99,12 @@ class StoppingRule:
             raise ProbeError(f"draws must be at least 1, got {self.draws}")
 
     @classmethod
-    def from_config(cls, config: ProbeConfig, **kwargs: Any) -> StoppingRule:
+    def from_config(cls, config: ProbeConfig) -> StoppingRule:
         return cls(
             trials=config.trials,
             min_trials=config.min_trials,
             target_half_width=config.target_half_width,
             flip_risk=config.flip_risk,
-            **kwargs,
         )
 
     def settled(self, counts: Counts, frozen: set[tuple[int, float]]) -> set[tuple[int, float]]:
@@ -197,8 +196,10 @@ class Sequential:
     the interrupted one made (a grid grown on resume replays until its first round without rows).
     """
 
-    def __init__(self, config: ProbeConfig, rows: Iterable[Mapping[str, Any]] = (), **rule: Any) -> None:
-        self.rule = StoppingRule.from_config(config, **rule)
+    def __init__(
+        self, config: ProbeConfig, rows: Iterable[Mapping[str, Any]] = (), rule: StoppingRule | None = None
+    ) -> None:
+        self.rule = rule if rule is not None else StoppingRule.from_config(config)
         self.cells = {t: [(length, d) for length in config.lengths for d in config.depths] for t in config.tasks}
         self.counts: dict[str, dict[tuple[int, float], tuple[int, int]]] = {t: {} for t in config.tasks}
         self.frozen: dict[str, dict[tuple[int, float], int]] = {t: {} for t in config.tasks}

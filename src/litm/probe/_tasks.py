@@ -82,7 +82,7 @@ class TaskInstance:
     answer_prefix: str = "Answer:"
     # Room for a model that restates the fact first, with a token per digit (SmolLM2 does both).
     max_tokens: int = 32
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, int | float | str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,9 @@ class BuiltPrompt:
     distractor_positions: Mapping[str, float] = field(default_factory=dict)
 
 
-def _compress(units: Sequence[Unit]) -> list[Any]:
+def _compress(units: Sequence[Unit]) -> list[str | list[int]]:
     """Recipe form of a unit list: runs of consecutive corpus sentences as [start, end), inserted text as str."""
-    out: list[Any] = []
+    out: list[str | list[int]] = []
     for u in units:
         if u.ref is None:
             out.append(u.text)
@@ -154,7 +154,7 @@ class HaystackTask(Task):
     """A task whose evidence is a few sentences inserted into prose filler at sentence boundaries."""
 
     _costers: dict[int, UnitCoster]
-    _fillers: dict[tuple[Any, ...], tuple[Unit, ...]]
+    _fillers: dict[tuple[object, ...], tuple[Unit, ...]]
 
     def build(
         self,

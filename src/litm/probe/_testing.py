@@ -18,10 +18,9 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
 
 from litm.models._base import Completion, GenerationRequest, Model
-from litm.prompt.messages import Message
+from litm.prompt._messages import Message
 
 __all__ = ["DeadZoneModel", "WordTokenizer"]
 
@@ -62,7 +61,7 @@ class DeadZoneModel(Model):
         self.concurrency = 4 if remote else 1
         self.name = name
         self.spec = f"fake:{name}"
-        self.reuse_prefix: Any = "cold" if not remote else None
+        self.reuse_prefix: str | None = "cold" if not remote else None
         self._window = context_window
         self._tok = WordTokenizer()
         self.fail_after = fail_after
