@@ -670,7 +670,7 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
             results["profile"] = _profile(args, tmp, up_port, body)
         for peer in [p for p in args.peers.split(",") if p]:
             try:
-                results[peer] = _peer(peer, args, tmp, up_port, body, direct)
+                results[peer] = _peer(peer, args, tmp, up_port, body, direct, redis.url)
             except SystemExit as exc:  # a peer that does not start is reported, not the end of the run
                 results[peer] = {"skipped": str(exc)}
     finally:
@@ -807,7 +807,7 @@ def load_only(url: str, key: str, n: int, conc: int) -> None:
 
 
 def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: dict[str, Any],
-          direct: tuple[str, dict[str, str]]) -> dict[str, Any]:  # fmt: skip
+          direct: tuple[str, dict[str, str]], redis_url: str) -> dict[str, Any]:  # fmt: skip
     """LiteLLM proxy or TensorZero's gateway on the same stand-in and load, and their own limit's count at the
     stand-in."""
     python = args.peers_python
@@ -835,18 +835,10 @@ def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: di
         base, headers = f"http://127.0.0.1:{port}", {"authorization": f"Bearer {master}"}
         ready, url, model = base + "/health/liveliness", base + "/v1/chat/completions", "bench-model"
     elif name == "tensorzero":
-        config = tmp / "tensorzero.toml"
-        config.write_text(_TZ_CONFIG.format(up=up_port), encoding="utf-8")
-        where = tmp / "tensorzero.url"  # it picks its own port and says which here
-        proc = subprocess.Popen([python, "-c", _TZ_SCRIPT, str(config), str(where)], stdout=log,
-                                stderr=subprocess.STDOUT)  # fmt: skip
-        deadline = time.monotonic() + 120
-        while not where.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if not where.exists():
-            _stop(proc)
-            return {"skipped": f"tensorzero did not start (see {tmp / 'tensorzero.log'})"}
-        base = where.read_text().strip().removesuffix("/openai/v1")
+        started = _tz_start(python, tmp, "tensorzero", _TZ_CONFIG.format(up=up_port), log)
+        if isinstance(started, str):
+            return {"skipped": started}
+        proc, base = started
         headers, ready = {}, ""  # it wrote its URL once it was serving (it has no health route to ask)
         url, model = base + "/openai/v1/chat/completions", "tensorzero::model_name::bench-model"
     else:
@@ -857,10 +849,38 @@ def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: di
         result = _measure(args, {"direct": direct, name: (url, headers)}, {**body, "model": model})
         result["rss_kib"] = _rss_kib(proc.pid)
         result["workers"] = 1
-        result["cap"] = _peer_cap(name, url, headers, up_port)
-        return result
+        if name != "tensorzero":
+            result["cap"] = _peer_cap(name, url, headers, up_port)
     finally:
         _stop(proc)
+    if name == "tensorzero":  # its limit lives in a second instance, on Redis (the latency run has none)
+        capped = _tz_start(python, tmp, "tensorzero-cap", _TZ_CAP_CONFIG.format(up=up_port), log, redis_url)
+        if isinstance(capped, str):
+            result["cap"] = {"skipped": capped}
+            return result
+        try:
+            cap_url = capped[1] + "/openai/v1/chat/completions"
+            result["cap"] = _peer_cap(name, cap_url, {}, up_port, model="tensorzero::model_name::cap-model")
+        finally:
+            _stop(capped[0])
+    return result
+
+
+def _tz_start(python: str, tmp: Path, name: str, config_text: str, log: Any, redis_url: str = ""
+              ) -> tuple[subprocess.Popen[bytes], str] | str:  # fmt: skip
+    """TensorZero's gateway in a process of its own: (process, base URL), or why it did not start."""
+    config = tmp / f"{name}.toml"
+    config.write_text(config_text, encoding="utf-8")
+    where = tmp / f"{name}.url"  # it picks its own port and says which here
+    argv = [python, "-c", _TZ_SCRIPT, str(config), str(where)] + ([redis_url] if redis_url else [])
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not where.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not where.exists():
+        _stop(proc)
+        return f"{name} did not start (see {tmp / 'tensorzero.log'})"
+    return proc, where.read_text().strip().removesuffix("/openai/v1")
 
 
 # TensorZero's gateway over HTTP, started from its Python package (the embedded Rust gateway); no ClickHouse or
@@ -875,11 +895,27 @@ api_base = "http://127.0.0.1:{up}/v1"
 model_name = "bench-model"
 api_key_location = "none"
 """
+# The cap test: its token rate limit on Redis (TensorZero's Valkey backend; redis-server serves it), set to 5
+# requests' worth: the stand-in reports 10 input + 10 output tokens for each cap-model request.
+_TZ_CAP_CONFIG = """
+[models.cap-model]
+routing = ["standin"]
+
+[models.cap-model.providers.standin]
+type = "openai"
+api_base = "http://127.0.0.1:{up}/v1"
+model_name = "cap-model"
+api_key_location = "none"
+
+[[rate_limiting.rules]]
+tokens_per_day = 100
+always = true
+"""
 _TZ_SCRIPT = """
 import os, sys, time
 from tensorzero.tensorzero import _start_http_gateway
-gateway = _start_http_gateway(config_file=sys.argv[1], clickhouse_url=None, postgres_url=None, valkey_url=None,
-                              async_setup=False)
+gateway = _start_http_gateway(config_file=sys.argv[1], clickhouse_url=None, postgres_url=None,
+                              valkey_url=sys.argv[3] if len(sys.argv) > 3 else None, async_setup=False)
 with open(sys.argv[2] + ".tmp", "w") as f:
     f.write(gateway.base_url)
 os.replace(sys.argv[2] + ".tmp", sys.argv[2])
@@ -888,15 +924,14 @@ while True:
 """
 
 
-def _peer_cap(name: str, url: str, headers: dict[str, str], up_port: int) -> dict[str, Any]:
-    """50 concurrent requests on a dollar limit for 5 (litm: a key's; LiteLLM: the deployment's budget): how many
-    reached the stand-in."""
+def _peer_cap(name: str, url: str, headers: dict[str, str], up_port: int, model: str = "cap-model"
+              ) -> dict[str, Any]:  # fmt: skip
+    """50 concurrent requests on a limit for 5 (litm: a key's dollars; LiteLLM: the deployment's dollar budget;
+    TensorZero: a token rate limit on Redis, 100 tokens, 20 a request): how many reached the stand-in."""
     import httpx
 
     before = httpx.get(f"http://127.0.0.1:{up_port}/stats").json()["by_model"].get("cap-model", 0)
-    body = {"model": "cap-model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-    if name == "tensorzero":
-        return {"skipped": "its limits are tokens on a Valkey/Redis rate limiter, not dollars: not run here"}
+    body = {"model": model, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
     _, _, statuses = asyncio.run(_timed(url, headers, body, 50, 50))
     after = httpx.get(f"http://127.0.0.1:{up_port}/stats").json()["by_model"].get("cap-model", 0)
     return {"allowed": 5, "reached_upstream": after - before, "over_budget_upstream": max(0, after - before - 5),
@@ -932,7 +967,7 @@ def markdown(result: dict[str, Any]) -> str:
                   f"`{json.dumps(result['served_after_fault'])}`"]  # fmt: skip
     else:
         lines += ["| gateway | added p50 (seq) | added p99 (seq) | added p50 (conc) | added p99 (conc) | req/s "
-                  "(conc) | direct req/s | RSS MiB | over budget at upstream (50 on a cap for 5) |",
+                  "(conc) | direct req/s | RSS MiB | over the limit at upstream (50 on a limit for 5) |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
         for name, r in result["results"].items():
             if name == "profile":
