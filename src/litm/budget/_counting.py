@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from litm.budget._margin import text_count
 from litm.errors import ModelError, UnsupportedTypeError
@@ -88,7 +87,7 @@ class Counter:
         self.calls += 1
         return text_count(self.tokenizer, text)
 
-    def count_request(self, request: Mapping[str, Any], api: str) -> TokenCount:
+    def count_request(self, request: Mapping[str, object], api: str) -> TokenCount:
         """What a provider bills as input for ``request``; a :class:`~litm.errors.PromptError` if uncountable."""
         self.calls += 1
         return count_request(self.tokenizer, request, api)
@@ -102,7 +101,7 @@ class Counter:
         return self.count_request({"messages": list(messages)}, "openai-chat").tokens
 
 
-def as_tokenizer(obj: Any) -> Tokenizer:
+def as_tokenizer(obj: object) -> Tokenizer:
     """A :class:`~litm.models.tokenizers.Tokenizer` from a tokenizer, a litm model, a spec string or a function."""
     if isinstance(obj, Counter):
         return obj.tokenizer
@@ -122,6 +121,6 @@ def as_tokenizer(obj: Any) -> Tokenizer:
     )
 
 
-def as_counter(obj: Any) -> Counter:
+def as_counter(obj: object) -> Counter:
     """Adapt a tokenizer, a litm model, a spec string, a :class:`Counter` or ``callable(text) -> int``."""
     return obj if isinstance(obj, Counter) else Counter(as_tokenizer(obj))

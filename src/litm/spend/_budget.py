@@ -73,7 +73,6 @@ log = logging.getLogger("litm.spend")
 F = TypeVar("F", bound=Callable[..., object])
 
 
-
 class HoldOptions(TypedDict, total=False):
     """The keyword arguments of :meth:`SpendCap.reserve` besides the model, the prompt and the output limit."""
 
@@ -92,6 +91,7 @@ class ReserveOptions(HoldOptions, total=False):
 
     input_tokens: int | TokenCount | None
     max_tokens: int | None
+
 
 class SpendCap:
     """A dollar budget over a ledger (an SQLite path, a ``redis://`` URL, or a ledger object).

@@ -21,13 +21,13 @@ Rules that keep the cap exact:
   with ``litm.budget.guard(client, budget=cap)``, which reserves every retry on its own.
 
 >>> import os, tempfile
->>> from litm.models import OpenAIModel
+>>> from litm.models import load_model
 >>> cap = SpendCap(os.path.join(tempfile.mkdtemp(), "s.db"), scopes=["run:1"])
 >>> cap.set_limit("run:1", "0.01")
->>> model = charged(OpenAIModel("gpt-4o-mini", max_retries=0), cap)
+>>> model = charged(load_model("openai:gpt-4o-mini", max_retries=0), cap)
 >>> model.name, model.remote
 ('gpt-4o-mini', True)
->>> charged(OpenAIModel("gpt-4o-mini"), cap)           # retries 3 times inside one call by default
+>>> charged(load_model("openai:gpt-4o-mini"), cap)      # retries 3 times inside one call by default
 Traceback (most recent call last):
 ...
 litm.errors.InvalidOptionError: openai:gpt-4o-mini retries up to 3 times inside one call, ...

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from litm.budget._guard import anthropic_sdk, openai_sdk
 from litm.budget._guard.clients import GuardedClient, guarded_copy
@@ -58,9 +58,9 @@ def guard(
     client: C,
     *,
     max_input_tokens: int | None = None,
-    tokenizer: Any,
+    tokenizer: object,
     on_exceed: OnExceed = "raise",
-    summarizer: Any = None,
+    summarizer: object = None,
     allow: Iterable[str] = (),
     steps: Sequence[Step] = (),
     budget: SpendCap | SpendStep | None = None,

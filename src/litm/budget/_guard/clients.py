@@ -23,16 +23,22 @@ from __future__ import annotations
 
 import abc
 import sys
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, ClassVar, TypeVar, cast
+from typing import ClassVar, Protocol, TypeVar, cast
 
 from litm.budget._guard.pipeline import Attempt, Call, Pipeline
-from litm.budget._guard.sdk import Sdk, call_of, options_for
+from litm.budget._guard.sdk import Sdk, SdkOptions, call_of, options_for
 from litm.errors import UngatedRequestError
 
 __all__ = ["GuardedClient", "guarded_copy"]
 
 C = TypeVar("C")
+
+
+class _Copyable(Protocol):
+    def with_options(self) -> object: ...
+
 
 # True while a gated request is being sent: the SDK prepares its options inside request(), and a WebSocket
 # session prepares them outside it, which is how the two are told apart.
@@ -57,7 +63,7 @@ def _started(call: Call) -> None:
     call.attempts.failure = None
 
 
-def _note_failure(response: Any) -> None:
+def _note_failure(response: object) -> None:
     # Called by the SDK while it handles the failed attempt: sys.exc_info() is that attempt's error, if any.
     flight = _IN_FLIGHT.get()
     if flight is not None:
@@ -86,7 +92,7 @@ class GuardedClient(abc.ABC):
     litm_sdk: ClassVar[Sdk]
 
 
-def _call(client: Any, options: Any, kwargs: dict[str, Any]) -> Call | None:
+def _call(client: GuardedClient, options: SdkOptions, kwargs: Mapping[str, object]) -> Call | None:
     return call_of(client.litm_sdk, options, bool(kwargs.get("stream")), getattr(client, "base_url", ""))
 
 
@@ -94,11 +100,11 @@ def _sync_class(base: type) -> type:
     # A class statement, not type(): the methods need zero-argument super() of exactly this class. No mixins:
     # CPython only swaps an instance's class for one that adds nothing to its layout but its own methods.
     class Guarded(base):  # type: ignore[misc]
-        def request(self, cast_to: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+        def request(self, cast_to: object, options: SdkOptions, *args: object, **kwargs: object) -> object:
             call = _call(self, options, kwargs)
             sdk_request = super().request
 
-            def send(gated: Call | None) -> Any:
+            def send(gated: Call | None) -> object:
                 token = _SENDING.set(True)
                 flight = _IN_FLIGHT.set(None if gated is None else (self.litm_pipeline, gated))
                 try:
@@ -110,11 +116,11 @@ def _sync_class(base: type) -> type:
 
             return send(None) if call is None else self.litm_pipeline.run(call, send)
 
-        def _prepare_options(self, options: Any) -> Any:
+        def _prepare_options(self, options: object) -> object:
             _refuse_unsent(options)
             return super()._prepare_options(options)
 
-        def _prepare_request(self, request: Any) -> Any:
+        def _prepare_request(self, request: object) -> object:
             done = super()._prepare_request(request)
             retry = _retry_of()
             if retry is not None:
@@ -124,13 +130,13 @@ def _sync_class(base: type) -> type:
                 _started(gated)
             return done
 
-        def _sleep_for_retry(self, *args: Any, **kwargs: Any) -> Any:
+        def _sleep_for_retry(self, *args: object, **kwargs: object) -> object:
             _note_failure(kwargs.get("response"))
             return super()._sleep_for_retry(*args, **kwargs)
 
         if hasattr(base, "_refresh_api_key"):  # OpenAI's WebSocket sessions refresh the key outside request()
 
-            def _refresh_api_key(self) -> Any:
+            def _refresh_api_key(self) -> object:
                 _refuse_unsent(None)
                 return super()._refresh_api_key()
 
@@ -139,11 +145,11 @@ def _sync_class(base: type) -> type:
 
 def _async_class(base: type) -> type:
     class Guarded(base):  # type: ignore[misc]
-        async def request(self, cast_to: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+        async def request(self, cast_to: object, options: SdkOptions, *args: object, **kwargs: object) -> object:
             call = _call(self, options, kwargs)
             sdk_request = super().request
 
-            async def send(gated: Call | None) -> Any:
+            async def send(gated: Call | None) -> object:
                 token = _SENDING.set(True)
                 flight = _IN_FLIGHT.set(None if gated is None else (self.litm_pipeline, gated))
                 try:
@@ -155,11 +161,11 @@ def _async_class(base: type) -> type:
 
             return await send(None) if call is None else await self.litm_pipeline.arun(call, send)
 
-        async def _prepare_options(self, options: Any) -> Any:
+        async def _prepare_options(self, options: object) -> object:
             _refuse_unsent(options)
             return await super()._prepare_options(options)
 
-        async def _prepare_request(self, request: Any) -> Any:
+        async def _prepare_request(self, request: object) -> object:
             done = await super()._prepare_request(request)
             retry = _retry_of()
             if retry is not None:
@@ -169,13 +175,13 @@ def _async_class(base: type) -> type:
                 _started(gated)
             return done
 
-        async def _sleep_for_retry(self, *args: Any, **kwargs: Any) -> Any:
+        async def _sleep_for_retry(self, *args: object, **kwargs: object) -> object:
             _note_failure(kwargs.get("response"))
             return await super()._sleep_for_retry(*args, **kwargs)
 
         if hasattr(base, "_refresh_api_key"):
 
-            async def _refresh_api_key(self) -> Any:
+            async def _refresh_api_key(self) -> object:
                 _refuse_unsent(None)
                 return await super()._refresh_api_key()
 
@@ -197,6 +203,6 @@ def guarded_copy(client: C, pipeline: Pipeline, sdk: Sdk) -> C:
     """A copy of ``client`` (same settings, same HTTP client) whose every request passes ``pipeline``."""
     # with_options() is the SDK's own faithful copy; its resources are created fresh, bound to the copy,
     # so none of them can reach the unguarded original.
-    guarded = cast(Any, client).with_options()
+    guarded = cast(_Copyable, client).with_options()
     guarded.__class__ = guarded_class(type(client), pipeline, sdk)
     return cast(C, guarded)

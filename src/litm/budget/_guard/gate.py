@@ -22,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from litm.budget._counting import as_counter
 from litm.budget._guard.pipeline import Call, Step
@@ -44,7 +44,7 @@ class TokenGate(Step):
     """
 
     def __init__(
-        self, max_input_tokens: int | None, tokenizer: Any, on_exceed: OnExceed = "raise", summarizer: Any = None
+        self, max_input_tokens: int | None, tokenizer: object, on_exceed: OnExceed = "raise", summarizer: object = None
     ) -> None:
         if max_input_tokens is not None and (
             isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens <= 0

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
+from typing import Protocol, TypeGuard, TypeVar, cast
 
 __all__ = ["StreamMeter", "StreamUsage", "is_raw_response", "meter_stream", "stream_kind"]
 
@@ -43,7 +43,7 @@ __all__ = ["StreamMeter", "StreamUsage", "is_raw_response", "meter_stream", "str
 _FINAL_RESPONSE_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
-def _fields(usage: Any) -> dict[str, Any]:
+def _fields(usage: object) -> dict[str, object]:
     """A usage block (an SDK model or a dict) as a plain dict, nested blocks included."""
     if isinstance(usage, Mapping):
         return dict(usage)
@@ -57,10 +57,10 @@ class StreamUsage:
     def __init__(self, api: str, *, pass_usage_chunk: bool = True) -> None:
         self.api = api
         self.pass_usage_chunk = pass_usage_chunk
-        self.final: Any = None
-        self._start: dict[str, Any] = {}
+        self.final: object = None
+        self._start: dict[str, object] = {}
 
-    def see(self, item: Any) -> bool:
+    def see(self, item: object) -> bool:
         """Read one event; False when it is a usage chunk the caller did not ask for (not passed on)."""
         if self.api == "openai-chat":
             usage = getattr(item, "usage", None)
@@ -77,7 +77,7 @@ class StreamUsage:
             if kind == "message_start":
                 self._start = _fields(getattr(getattr(item, "message", None), "usage", None) or {})
             elif kind == "message_delta" and getattr(item, "usage", None) is not None:
-                delta = {k: v for k, v in _fields(item.usage).items() if v is not None}
+                delta = {k: v for k, v in _fields(getattr(item, "usage", None)).items() if v is not None}
                 self.final = {**self._start, **delta}
         return True
 
@@ -89,13 +89,13 @@ class StreamMeter:
     functions for an async one).
     """
 
-    def __init__(self, tally: StreamUsage, settle: Callable[[Any], Any], charge: Callable[[str], Any]) -> None:
+    def __init__(self, tally: StreamUsage, settle: Callable[[object], object], charge: Callable[[str], object]) -> None:
         self.tally = tally
         self._settle = settle
         self._charge = charge
         self.done = False
 
-    def _outcome(self, why: str) -> Any:
+    def _outcome(self, why: str) -> object:
         if self.done:
             return None
         self.done = True
@@ -117,12 +117,12 @@ class StreamMeter:
         await _maybe(self._outcome(why))
 
 
-async def _maybe(value: Any) -> None:
+async def _maybe(value: object) -> None:
     if inspect.isawaitable(value):
         await value
 
 
-def _sync_items(inner: Iterator[Any], meter: StreamMeter) -> Iterator[Any]:
+def _sync_items(inner: Iterator[object], meter: StreamMeter) -> Iterator[object]:
     try:
         for item in inner:
             if meter.tally.see(item):
@@ -136,7 +136,7 @@ def _sync_items(inner: Iterator[Any], meter: StreamMeter) -> Iterator[Any]:
     meter.end()
 
 
-async def _async_items(inner: AsyncIterator[Any], meter: StreamMeter) -> AsyncIterator[Any]:
+async def _async_items(inner: AsyncIterator[object], meter: StreamMeter) -> AsyncIterator[object]:
     try:
         async for item in inner:
             if meter.tally.see(item):
@@ -151,6 +151,13 @@ async def _async_items(inner: AsyncIterator[Any], meter: StreamMeter) -> AsyncIt
 
 
 _METERED: dict[type, type] = {}
+
+S = TypeVar("S")
+
+
+class _SdkStream(Protocol):
+    # The SDK streams' event iterator, which __iter__, __next__ and the .stream() helpers all read.
+    _iterator: Iterator[object] | AsyncIterator[object]
 
 
 def _metered_class(base: type, is_async: bool) -> type:
@@ -195,21 +202,31 @@ def stream_kind(obj: object) -> str | None:
     return None
 
 
-def is_raw_response(obj: object) -> bool:
+class RawResponse(Protocol):
+    """The SDKs' raw-response wrappers: ``parse()`` gives the response (a coroutine for an async client)."""
+
+    def parse(self) -> object: ...
+
+
+def is_raw_response(obj: object) -> TypeGuard[RawResponse]:
     """True for the SDKs' raw-response wrappers (``with_raw_response``, ``with_streaming_response``)."""
     return callable(getattr(obj, "parse", None)) and hasattr(obj, "http_response")
 
 
-def meter_stream(stream: Any, meter: StreamMeter) -> Any:
+def meter_stream(stream: S, meter: StreamMeter) -> S:
     """``stream`` (an SDK ``Stream`` or ``AsyncStream``), metered in place by ``meter``; returned for chaining.
 
     The SDKs read every event through the stream's ``_iterator`` (``__iter__``, ``__next__`` and the
     ``.stream()`` helpers alike), so wrapping it there sees each event exactly once.
     """
     is_async = stream_kind(stream) == "async"
-    inner = stream._iterator
+    sdk_stream = cast(_SdkStream, stream)
+    inner = sdk_stream._iterator
     stream.__class__ = _metered_class(type(stream), is_async)
-    stream._iterator = _async_items(inner, meter) if is_async else _sync_items(inner, meter)
-    stream._litm_meter = meter
+    sdk_stream._iterator = (
+        _async_items(cast(AsyncIterator[object], inner), meter)
+        if is_async
+        else _sync_items(cast(Iterator[object], inner), meter)
+    )
+    vars(stream)["_litm_meter"] = meter  # read back by the metered class's close()
     return stream
-

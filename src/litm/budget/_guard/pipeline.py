@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 from litm.models.tokenizers import TokenCount
 
@@ -64,6 +64,20 @@ class Attempts:
     failure: Attempt | None = None
 
 
+class CallChanges(TypedDict, total=False):
+    """The fields :meth:`Call.replace` may change (each as typed on :class:`Call`)."""
+
+    api: str
+    path: str
+    body: Mapping[str, object]
+    stream: bool
+    count: TokenCount | None
+    upper: int | None
+    compacted: bool
+    attached: Mapping[str, object]
+    attempts: Attempts
+
+
 @dataclass(frozen=True)
 class Call:
     """One provider call the gate is deciding on.
@@ -78,15 +92,15 @@ class Call:
 
     api: str
     path: str
-    body: Mapping[str, Any]
+    body: Mapping[str, object]
     stream: bool = False
     count: TokenCount | None = None
     upper: int | None = None
     compacted: bool = False
-    attached: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    attached: Mapping[str, object] = field(default_factory=dict, compare=False)
     attempts: Attempts = field(default_factory=Attempts, compare=False, repr=False)
 
-    def replace(self, **changes: Any) -> Call:
+    def replace(self, **changes: Unpack[CallChanges]) -> Call:
         """A copy with ``changes`` (calls are immutable, so a step cannot change what an earlier one saw)."""
         return dataclasses.replace(self, **changes)
 
@@ -102,8 +116,8 @@ class Step:
         """Check the call before anything is sent: return it (possibly rewritten) or raise to refuse it."""
         return call
 
-    def after(self, call: Call, response: Any) -> Any:
-        """See the provider's response (or stream); return it, or a wrapper of it."""
+    def after(self, call: Call, response: R) -> R:
+        """See the provider's response (or stream); return it, or a wrapper of it of the same type."""
         return response
 
     def failed(self, call: Call, error: BaseException) -> None:
@@ -115,7 +129,7 @@ class Step:
     async def abefore(self, call: Call) -> Call:
         return self.before(call)
 
-    async def aafter(self, call: Call, response: Any) -> Any:
+    async def aafter(self, call: Call, response: R) -> R:
         return self.after(call, response)
 
     async def afailed(self, call: Call, error: BaseException) -> None:

@@ -12,13 +12,31 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, Self, TypeVar
 
 from litm.budget._guard.endpoints import Endpoints, relative_path
 from litm.budget._guard.pipeline import Call
 from litm.errors import UngatedRequestError
 
-__all__ = ["Sdk", "call_of", "detect_sdk", "options_for"]
+__all__ = ["Sdk", "SdkOptions", "call_of", "detect_sdk", "options_for"]
+
+
+class SdkOptions(Protocol):
+    """What the guard reads of the SDKs' request options (their pydantic ``FinalRequestOptions``)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def json_data(self) -> object: ...
+
+    def model_copy(self, *, update: Mapping[str, object] | None = None) -> Self: ...
+
+
+OptionsT = TypeVar("OptionsT", bound=SdkOptions)
 
 
 @dataclass(frozen=True)
@@ -49,7 +67,7 @@ def detect_sdk(client: object, name: str, sync_class: str, async_class: str, end
     return None
 
 
-def call_of(sdk: Sdk, options: Any, stream: bool, base_url: object) -> Call | None:
+def call_of(sdk: Sdk, options: SdkOptions, stream: bool, base_url: object) -> Call | None:
     """The call ``options`` would make, or None when it passes ungated; refuses what cannot be gated."""
     path = relative_path(str(options.url), base_url)
     api = sdk.endpoints.route(str(options.method), path)
@@ -67,7 +85,7 @@ def call_of(sdk: Sdk, options: Any, stream: bool, base_url: object) -> Call | No
     return Call(api=api, path=path, body=body, stream=bool(stream or body.get("stream")))
 
 
-def options_for(options: Any, call: Call, original: Mapping[str, Any]) -> Any:
+def options_for(options: OptionsT, call: Call, original: Mapping[str, object]) -> OptionsT:
     """``options`` carrying ``call.body``: the same object when the gate kept the body as it was."""
     if call.body is original:
         return options
@@ -75,7 +93,7 @@ def options_for(options: Any, call: Call, original: Mapping[str, Any]) -> Any:
     return options.model_copy(update={"json_data": dict(call.body), "extra_json": None})
 
 
-def _merged(json_data: object, extra: object, omitted: tuple[type, ...]) -> dict[str, Any] | None:
+def _merged(json_data: object, extra: object, omitted: tuple[type, ...]) -> dict[str, object] | None:
     if json_data is None and extra is None:
         return None
     if (json_data is not None and not isinstance(json_data, Mapping)) or (

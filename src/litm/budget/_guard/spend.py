@@ -53,12 +53,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from litm.budget._guard.metering import StreamMeter, StreamUsage, is_raw_response, meter_stream, stream_kind
 from litm.budget._guard.pipeline import Attempt, Call, Step
 from litm.errors import LedgerUnavailableError, ReservationError, SpendRequestError
 from litm.spend import Reservation, SpendCap
+from litm.spend._budget import ReserveOptions
 from litm.spend._outcome import may_be_billed, refused_status
 
 __all__ = ["OUTPUT_LIMITS", "SpendStep", "spend_key"]
@@ -78,6 +79,8 @@ _SLOT = "litm.spend"
 
 _KEY: ContextVar[str | None] = ContextVar("litm_spend_key", default=None)
 
+R = TypeVar("R")
+
 
 @contextlib.contextmanager
 def spend_key(key: str) -> Iterator[None]:
@@ -95,7 +98,7 @@ def spend_key(key: str) -> Iterator[None]:
         _KEY.reset(token)
 
 
-def output_limit(api: str, body: Mapping[str, Any]) -> int:
+def output_limit(api: str, body: Mapping[str, object]) -> int:
     """The most output tokens ``body`` lets the provider bill, or :class:`SpendRequestError` without one."""
     names = OUTPUT_LIMITS.get(api, ("max_tokens",))
     given = {name: body[name] for name in names if body.get(name) is not None}
@@ -104,19 +107,21 @@ def output_limit(api: str, body: Mapping[str, Any]) -> int:
             f"a guarded call with a spend cap must set {' or '.join(names)}: without it the provider may bill any "
             "output length, and the guard never adds a limit of its own; nothing was sent"
         )
+    limits: list[int] = []
     for name, value in given.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SpendRequestError(f"{name} must be an integer >= 1, got {value!r}; nothing was sent")
+        limits.append(value)
     choices = body.get("n", 1) if api == "openai-chat" else 1
     if choices is None:
         choices = 1
     if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
         raise SpendRequestError(f"n must be an integer >= 1, got {choices!r}; nothing was sent")
     # Every choice may run to the limit; of two limits the provider could honour either, so hold the larger.
-    return int(max(given.values())) * choices
+    return max(limits) * choices
 
 
-def _mentions(value: Any, name: str) -> bool:
+def _mentions(value: object, name: str) -> bool:
     if isinstance(value, Mapping):
         return name in value or any(_mentions(v, name) for v in value.values())
     if isinstance(value, list | tuple):
@@ -128,12 +133,30 @@ def _mentions(value: Any, name: str) -> bool:
 class _Hold:
     """One guarded call's reservation(s): the terms to reserve a retry with, and the hold now open."""
 
-    terms: dict[str, Any]
+    model: str
+    terms: ReserveOptions
     key: str
     current: Reservation | None
     retries: int = 0
     tally: StreamUsage | None = None
     settled: list[Reservation] = field(default_factory=list)
+
+
+def _open_hold(call: Call) -> _Hold | None:
+    """The spend step's hold attached to ``call``, None when this step did not reserve it."""
+    hold = call.attached.get(_SLOT)
+    return hold if isinstance(hold, _Hold) else None
+
+
+def _keyed(terms: ReserveOptions, key: str) -> ReserveOptions:
+    return {**terms, "key": key}
+
+
+def _hold_of(call: Call) -> _Hold:
+    hold = _open_hold(call)
+    if hold is None:
+        raise ReservationError("this call holds no reservation")
+    return hold
 
 
 class SpendStep(Step):
@@ -171,7 +194,7 @@ class SpendStep(Step):
     @staticmethod
     def reservation(call: Call) -> Reservation:
         """The reservation open (or last settled) for ``call``."""
-        hold: _Hold = call.attached[_SLOT]
+        hold = _hold_of(call)
         found = hold.current or (hold.settled[-1] if hold.settled else None)
         if found is None:
             raise ReservationError("this call holds no reservation")
@@ -179,7 +202,7 @@ class SpendStep(Step):
 
     # -- before: the terms and the reservation ----------------------------------------------------------
 
-    def _terms(self, call: Call) -> tuple[dict[str, Any], Call]:
+    def _terms(self, call: Call) -> tuple[str, ReserveOptions, Call]:
         body = call.body
         model = body.get("model")
         if not isinstance(model, str) or not model:
@@ -191,20 +214,21 @@ class SpendStep(Step):
             value = body.get(name)
             if isinstance(value, str) and value not in _STANDARD:
                 context[name] = value
-        terms = {
-            "model": model, "provider": self.provider, "input_tokens": call.count,
+        terms: ReserveOptions = {
+            "provider": self.provider, "input_tokens": call.count,
             "max_tokens": output_limit(call.api, body), "scopes": self.scopes, "price_context": context or None,
             "cache_writes": call.api != "anthropic" or _mentions(body, "cache_control"),
         }  # fmt: skip
         tally = None
         if call.stream:
             given = body.get("stream_options")
-            options: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+            options: Mapping[str, object] = given if isinstance(given, Mapping) else {}
             asked = call.api != "openai-chat" or bool(options.get("include_usage"))
             tally = StreamUsage(call.api, pass_usage_chunk=asked)
             if not asked:
                 body = {**body, "stream_options": {**options, "include_usage": True}}
-        return terms, call.replace(body=body, attached={**call.attached, _SLOT: _Hold(terms, "", None, tally=tally)})
+        hold = _Hold(model, terms, "", None, tally=tally)
+        return model, terms, call.replace(body=body, attached={**call.attached, _SLOT: hold})
 
     def _key(self, call: Call) -> str:
         return (self.key(call) if self.key else _KEY.get()) or uuid.uuid4().hex
@@ -219,17 +243,17 @@ class SpendStep(Step):
         return r
 
     def before(self, call: Call) -> Call:
-        terms, call = self._terms(call)
-        hold: _Hold = call.attached[_SLOT]
+        model, terms, call = self._terms(call)
+        hold = _hold_of(call)
         hold.key = self._key(call)
-        hold.current = self._fresh(self.cap.reserve(**terms, key=hold.key))
+        hold.current = self._fresh(self.cap.reserve(model, **_keyed(terms, hold.key)))
         return call
 
     async def abefore(self, call: Call) -> Call:
-        terms, call = self._terms(call)
-        hold: _Hold = call.attached[_SLOT]
+        model, terms, call = self._terms(call)
+        hold = _hold_of(call)
         hold.key = self._key(call)
-        hold.current = self._fresh(await self.cap.areserve(**terms, key=hold.key))
+        hold.current = self._fresh(await self.cap.areserve(model, **_keyed(terms, hold.key)))
         return call
 
     # -- retrying: a failed attempt that may have been billed keeps its hold --------------------------
@@ -246,25 +270,25 @@ class SpendStep(Step):
         return f"{hold.key}~{hold.retries}"
 
     def retrying(self, call: Call, failed: Attempt) -> None:
-        hold: _Hold | None = call.attached.get(_SLOT)
+        hold = _open_hold(call)
         if hold is None or hold.current is None or not self._billed(failed):
             return  # refused by the provider: the same hold covers the retry
         why = f"attempt {failed.number} {_describe(failed)}; the SDK retries it"
         _book(hold, lambda r: r.charge_in_full(why))
-        hold.current = self._fresh(self.cap.reserve(**hold.terms, key=self._retry_key(hold)))
+        hold.current = self._fresh(self.cap.reserve(hold.model, **_keyed(hold.terms, self._retry_key(hold))))
 
     async def aretrying(self, call: Call, failed: Attempt) -> None:
-        hold: _Hold | None = call.attached.get(_SLOT)
+        hold = _open_hold(call)
         if hold is None or hold.current is None or not self._billed(failed):
             return
         why = f"attempt {failed.number} {_describe(failed)}; the SDK retries it"
         await _abook(hold, lambda r: r.acharge_in_full(why))
-        hold.current = self._fresh(await self.cap.areserve(**hold.terms, key=self._retry_key(hold)))
+        hold.current = self._fresh(await self.cap.areserve(hold.model, **_keyed(hold.terms, self._retry_key(hold))))
 
     # -- failed: refund only what cannot have been billed ----------------------------------------------
 
     def failed(self, call: Call, error: BaseException) -> None:
-        hold: _Hold | None = call.attached.get(_SLOT)
+        hold = _open_hold(call)
         if hold is None or hold.current is None:
             return
         if may_be_billed(error, sent=call.attempts.sent > 0):
@@ -274,7 +298,7 @@ class SpendStep(Step):
             _book(hold, lambda r: r.refund())
 
     async def afailed(self, call: Call, error: BaseException) -> None:
-        hold: _Hold | None = call.attached.get(_SLOT)
+        hold = _open_hold(call)
         if hold is None or hold.current is None:
             return
         if may_be_billed(error, sent=call.attempts.sent > 0):
@@ -285,28 +309,28 @@ class SpendStep(Step):
 
     # -- after: settle from the usage, now or when the stream ends -------------------------------------
 
-    def after(self, call: Call, response: Any) -> Any:
-        hold: _Hold | None = call.attached.get(_SLOT)
+    def after(self, call: Call, response: R) -> R:
+        hold = _open_hold(call)
         if hold is None or hold.current is None:
             return response
         parsed = response.parse() if is_raw_response(response) else response
 
-        def settle(usage: Any) -> None:
+        def settle(usage: object) -> None:
             _book(hold, lambda r: _settle(r, usage))
 
         if not _metered(parsed, hold, settle, lambda why: _book(hold, lambda r: r.charge_in_full(why))):
             settle(parsed)
         return response
 
-    async def aafter(self, call: Call, response: Any) -> Any:
-        hold: _Hold | None = call.attached.get(_SLOT)
+    async def aafter(self, call: Call, response: R) -> R:
+        hold = _open_hold(call)
         if hold is None or hold.current is None:
             return response
         parsed = response.parse() if is_raw_response(response) else response
         if inspect.isawaitable(parsed):  # an async raw response parses in a coroutine
             parsed = await parsed
 
-        async def settle(usage: Any) -> None:
+        async def settle(usage: object) -> None:
             await _abook(hold, lambda r: _asettle(r, usage))
 
         if not _metered(parsed, hold, settle, lambda why: _abook(hold, lambda r: r.acharge_in_full(why))):
@@ -314,7 +338,7 @@ class SpendStep(Step):
         return response
 
 
-def _metered(parsed: Any, hold: _Hold, settle: Callable[[Any], Any], charge: Callable[[str], Any]) -> bool:
+def _metered(parsed: object, hold: _Hold, settle: Callable[[object], object], charge: Callable[[str], object]) -> bool:
     """Meter ``parsed`` when it is a stream (``settle`` or ``charge`` books it when it ends) and say so."""
     if stream_kind(parsed) is None or hold.tally is None:
         return False
@@ -342,7 +366,7 @@ def _unbooked(r: Reservation, exc: BaseException) -> None:
               "is then charged in full", r.key, exc)  # fmt: skip
 
 
-def _book(hold: _Hold, booking: Callable[[Reservation], Any]) -> None:
+def _book(hold: _Hold, booking: Callable[[Reservation], object]) -> None:
     """Close the open hold with ``booking``; a ledger that cannot write it leaves it to its lease."""
     r = _take(hold)
     if r is None:
@@ -353,7 +377,7 @@ def _book(hold: _Hold, booking: Callable[[Reservation], Any]) -> None:
         _unbooked(r, exc)
 
 
-async def _abook(hold: _Hold, booking: Callable[[Reservation], Awaitable[Any]]) -> None:
+async def _abook(hold: _Hold, booking: Callable[[Reservation], Awaitable[object]]) -> None:
     r = _take(hold)
     if r is None:
         return
@@ -363,14 +387,14 @@ async def _abook(hold: _Hold, booking: Callable[[Reservation], Awaitable[Any]]) 
         _unbooked(r, exc)
 
 
-def _settle(r: Reservation, response: Any) -> None:
+def _settle(r: Reservation, response: object) -> None:
     try:
         r.settle(response)
     except SpendRequestError as exc:
         r.charge_in_full(f"returned no readable usage ({exc})")
 
 
-async def _asettle(r: Reservation, response: Any) -> None:
+async def _asettle(r: Reservation, response: object) -> None:
     try:
         await r.asettle(response)
     except SpendRequestError as exc:

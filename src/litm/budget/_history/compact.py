@@ -55,14 +55,14 @@ class Compaction:
 
 
 def compact_history(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, object]],
     max_tokens: int,
     *,
-    counter: Any,
+    counter: object,
     api: str = "openai-chat",
-    system: Any = None,
-    tools: Sequence[Any] | None = None,
-    summarizer: Any = None,
+    system: object = None,
+    tools: Sequence[object] | None = None,
+    summarizer: object = None,
     summary_tokens: int | None = None,
     summary_role: str = "system",
     repeat_instruction: str | None = None,
@@ -89,7 +89,7 @@ def compact_history(
         >>> out.messages[0]["content"], out.summarized > 0, out.upper <= 150, out.messages[-1] == msgs[-1]
         ('Be brief.', True, True, True)
     """
-    request: dict[str, Any] = {shape_of(api).key: messages}
+    request: dict[str, object] = {shape_of(api).key: messages}
     if system is not None:
         if api == "openai-chat":
             raise InvalidOptionError("for openai-chat the system prompt is a message: put it first in messages")
@@ -103,12 +103,12 @@ def compact_history(
 
 
 def compact_request(
-    request: Mapping[str, Any],
+    request: Mapping[str, object],
     api: str,
     max_tokens: int,
     *,
-    counter: Any,
-    summarizer: Any = None,
+    counter: object,
+    summarizer: object = None,
     summary_tokens: int | None = None,
     summary_role: str = "system",
     repeat_instruction: str | None = None,

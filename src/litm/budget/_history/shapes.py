@@ -67,7 +67,7 @@ class Shape:
     api: str = ""
     key: str = "messages"
 
-    def split(self, request: Mapping[str, Any]) -> tuple[list[Message], list[Message]]:
+    def split(self, request: Mapping[str, object]) -> tuple[list[Message], list[Message]]:
         """The messages that always stay first (system and developer turns), and the rest."""
         messages = _as_messages(request.get(self.key), self.api, self.key)
         head = 0
@@ -79,7 +79,7 @@ class Shape:
         """Which unit boundaries the kept turns may start at (``starts[u]`` is unit ``u``'s first message)."""
         return list(range(1, len(starts)))
 
-    def assemble(self, request: Mapping[str, Any], parts: Parts) -> dict[str, Any]:
+    def assemble(self, request: Mapping[str, object], parts: Parts) -> dict[str, Any]:
         """``request`` carrying ``parts`` as its conversation, every other field as it was."""
         text = _summary_text(parts.summary)
         middle = [{"role": parts.summary_role, "content": text}] if text else []
@@ -95,7 +95,7 @@ class OpenAIResponses(Shape):
     api = "openai-responses"
     key = "input"
 
-    def split(self, request: Mapping[str, Any]) -> tuple[list[Message], list[Message]]:
+    def split(self, request: Mapping[str, object]) -> tuple[list[Message], list[Message]]:
         if isinstance(request.get("input"), str):
             # A plain string is one user turn: the same request, in the list form a summary can join.
             return [], [{"role": "user", "content": request["input"]}]
@@ -105,7 +105,7 @@ class OpenAIResponses(Shape):
 class Anthropic(Shape):
     api = "anthropic"
 
-    def split(self, request: Mapping[str, Any]) -> tuple[list[Message], list[Message]]:
+    def split(self, request: Mapping[str, object]) -> tuple[list[Message], list[Message]]:
         # The system prompt is a request field here, never a message.
         return [], _as_messages(request.get("messages"), self.api, "messages")
 
@@ -116,7 +116,7 @@ class Anthropic(Shape):
         own = [u for u in range(1, len(starts) - 1) if _user_text(items[starts[u]])]
         return [*own, len(starts) - 1] if own else super().cuts(items, starts)
 
-    def assemble(self, request: Mapping[str, Any], parts: Parts) -> dict[str, Any]:
+    def assemble(self, request: Mapping[str, object], parts: Parts) -> dict[str, Any]:
         out = [dict(m) for m in parts.items]
         system = request.get("system")
         opens_with_user = bool(out) and _user_text(out[0])
@@ -160,7 +160,7 @@ def _as_messages(value: object, api: str, key: str) -> list[Message]:
     return [dict(m) for m in value]
 
 
-def _user_text(message: Mapping[str, Any]) -> bool:
+def _user_text(message: Mapping[str, object]) -> bool:
     return message.get("role") == "user" and not is_tool_result(message)
 
 
@@ -178,7 +178,7 @@ def _join_text(first: object, second: object) -> object:
     """Two message contents as one: strings join with a blank line; block lists gain a text block."""
     if isinstance(first, str) and isinstance(second, str):
         return f"{first}\n\n{second}"
-    blocks: list[Any] = []
+    blocks: list[object] = []
     for part in (first, second):
         if isinstance(part, list):
             blocks.extend(part)

@@ -91,7 +91,7 @@ def choose_lines(messages: Sequence[Message], fits: Callable[[str], bool]) -> st
     return None
 
 
-def extractive_summary(messages: Sequence[Message], max_tokens: int, counter: Counter | Any | None = None) -> str:
+def extractive_summary(messages: Sequence[Message], max_tokens: int, counter: object = None) -> str:
     """A summary made of the first sentence of each message, newest kept when space runs out.
 
     The first user message (usually the task) is kept first; then the most recent lines that fit in
@@ -119,14 +119,14 @@ def _model_summarizer(model: Any) -> Summarizer:
     return summarize
 
 
-def summarizer_of(summarizer: Any, counter: Counter) -> Summarizer:
+def summarizer_of(summarizer: object, counter: Counter) -> Summarizer:
     """A :data:`Summarizer` from a litm model, a callable, or None (extractive, counted with ``counter``)."""
     if summarizer is None:
         return lambda old, max_tokens: extractive_summary(old, max_tokens, counter)
     if callable(getattr(summarizer, "complete", None)):
         return _model_summarizer(summarizer)
     if callable(summarizer):
-        return summarizer  # type: ignore[no-any-return]
+        return summarizer
     raise UnsupportedTypeError(
         f"summarizer must be a litm model, a function (old_messages, max_tokens) -> str, or None; "
         f"got {type(summarizer).__name__}"

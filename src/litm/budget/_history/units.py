@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 __all__ = ["Unit", "content_text", "group_units", "is_tool_call", "is_tool_result", "is_user_side", "last_turn"]
 
@@ -32,14 +31,14 @@ __all__ = ["Unit", "content_text", "group_units", "is_tool_call", "is_tool_resul
 Unit = tuple[int, ...]
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _blocks(message: Mapping[str, object]) -> list[Mapping[str, object]]:
     content = message.get("content")
     if isinstance(content, list):
         return [b for b in content if isinstance(b, Mapping)]
     return []
 
 
-def is_tool_call(message: Mapping[str, Any]) -> bool:
+def is_tool_call(message: Mapping[str, object]) -> bool:
     """An assistant turn that calls tools (or a Responses item that belongs to a call)."""
     if message.get("type") in ("function_call", "reasoning"):
         return True
@@ -50,19 +49,19 @@ def is_tool_call(message: Mapping[str, Any]) -> bool:
     return any(b.get("type") == "tool_use" for b in _blocks(message))
 
 
-def is_tool_result(message: Mapping[str, Any]) -> bool:
+def is_tool_result(message: Mapping[str, object]) -> bool:
     """A message that answers a tool call."""
     if message.get("type") == "function_call_output" or message.get("role") in ("tool", "function"):
         return True
     return message.get("role") == "user" and any(b.get("type") == "tool_result" for b in _blocks(message))
 
 
-def is_user_side(message: Mapping[str, Any]) -> bool:
+def is_user_side(message: Mapping[str, object]) -> bool:
     """Sent by the user's side of the conversation: a user turn or a tool result."""
     return message.get("role") == "user" or is_tool_result(message)
 
 
-def group_units(messages: Sequence[Mapping[str, Any]]) -> list[Unit]:
+def group_units(messages: Sequence[Mapping[str, object]]) -> list[Unit]:
     """Group messages into units: a tool-call turn (with any directly following calls) plus its results."""
     units: list[Unit] = []
     i = 0
@@ -78,7 +77,7 @@ def group_units(messages: Sequence[Mapping[str, Any]]) -> list[Unit]:
     return units
 
 
-def last_turn(messages: Sequence[Mapping[str, Any]], units: Sequence[Unit]) -> int:
+def last_turn(messages: Sequence[Mapping[str, object]], units: Sequence[Unit]) -> int:
     """The index of the unit where the latest turn starts: the last one with a user message or tool result.
 
     What follows it (an assistant prefill, say) belongs to the same turn; compaction always keeps it.

@@ -96,6 +96,7 @@ class RedisOptions(TypedDict, total=False):
     socket_timeout_s: float
     sweep_batch: int
 
+
 # The namespace is spliced into every key inside a {hash tag}: printable, no whitespace, braces or '|'.
 _NAMESPACE_RE = re.compile(r"[^{}|\s]{1,64}")
 _SCRIPTS = {"reserve": lua.RESERVE, "settle": lua.SETTLE, "sweep": lua.SWEEP, "set_limit": lua.SET_LIMIT,
