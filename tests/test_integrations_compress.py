@@ -40,10 +40,10 @@ from litm.errors import (
     InvalidOptionTypeError,
     UnknownStrategyError,
 )
-from litm.integrations import METADATA_KEY, Compressing
 from litm.integrations import haystack as litm_haystack
 from litm.integrations import langchain as litm_langchain
 from litm.integrations import llamaindex as litm_llamaindex
+from litm.integrations._compression import METADATA_KEY, Compressing
 from litm.rag._attribution import ground
 from litm.retrieve._embedder import MiniLM
 from litm.tokens import get_tokenizer

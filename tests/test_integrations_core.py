@@ -21,8 +21,9 @@ from litm.errors import (
     PromptError,
     UnknownStrategyError,
 )
-from litm.integrations import Budget, assemble, optional_budget, reorder, trim
-from litm.integrations._options import placing, placing_dict
+from litm.integrations import Budget
+from litm.integrations._options import optional_budget, placing, placing_dict
+from litm.integrations._steps import assemble, reorder, trim
 from litm.placement import PlacementOptions, PositionProfile, place
 from litm.placement._registry import get_strategy
 from litm.prompt import AnchorOptions, PromptBuilder

@@ -20,7 +20,8 @@ from llama_index.core.schema import NodeWithScore, TextNode
 import litm
 from integrations_support import SAMPLE_QUESTION, LitmLLM, MiniLMEmbedding, sample_docs
 from litm.budget._counting import as_counter
-from litm.errors import InvalidOptionError, InvalidScoreError, PromptError, UnknownStrategyError
+from litm.errors import InvalidOptionError, InvalidScoreError, PromptError, UnknownStrategyError, UnsupportedTypeError
+from litm.integrations import Budget
 from litm.integrations.llamaindex import LitmReorder, LitmSynthesizer, LitmTrimmer
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.retrieve._embedder import MiniLM
@@ -89,7 +90,7 @@ def test_the_synthesizer_answers_with_litms_prompt_through_a_real_llm(index: Vec
         llm.model  # noqa: B018  # loads SmolLM2, or says what to install
     except litm.ModelNotFoundError as exc:
         pytest.skip(str(exc))
-    synthesizer = LitmSynthesizer(llm=llm, tokenizer="local:smollm2", max_input_tokens=450)
+    synthesizer = LitmSynthesizer(llm=llm, budget=Budget("local:smollm2", max_input_tokens=450))
     engine = index.as_query_engine(llm=llm, similarity_top_k=8, response_synthesizer=synthesizer)
     response = engine.query(QUESTION)
     assert "Röntgen" in str(response)
@@ -147,7 +148,12 @@ def test_unscored_nodes_are_placed_by_rank_or_refused_never_counted_as_zero() ->
         (lambda: LitmReorder(topk=2), InvalidOptionError, "LitmReorder: unknown option.s. topk"),
         (lambda: LitmTrimmer(), InvalidOptionError, "LitmTrimmer needs a token budget"),
         (lambda: LitmSynthesizer.messages_for([], "Who?", rank="score"), InvalidOptionError, "unknown option.s. rank"),
-        (lambda: LitmSynthesizer(llm=LitmLLM(), tokenizer=GPT4O), InvalidOptionError, "max_input_tokens is missing"),
+        (lambda: LitmSynthesizer(llm=LitmLLM(), tokenizer=GPT4O), TypeError, "unexpected keyword argument .tokenizer."),
+        (
+            lambda: LitmSynthesizer(llm=LitmLLM(), budget=GPT4O),
+            UnsupportedTypeError,
+            "budget must be a litm.integrations.Budget",
+        ),
     ],
 )
 def test_bad_settings_raise_litms_typed_errors(make: object, error: type[Exception], message: str) -> None:

@@ -15,32 +15,26 @@ and ``import litm.integrations`` import no framework):
                                                             ``haystack_integrations.components...litm``)
 ================================ ========================== ==============================================
 
-Each framework gets the same three steps (:mod:`litm.integrations._steps`): a reorderer (any litm strategy,
-a measured profile included, and the framework's own order for migration), a token-budget trimmer (an exact
-tokenizer, the lowest-ranked cut first, the placement kept) and a prompt assembler (litm's anchored prompt in
-the framework's message type), configured by a :class:`~litm.placement.PlacementOptions` and a
-:class:`Budget`; and a question-aware compressor (:mod:`litm.compress`: the sentences that answer the question,
-within a token budget, each kept span mapped back to the source) configured by a :class:`Compressing`.
+Each framework gets the same three steps, from a private core the subpackages share
+(``litm.integrations._steps``): a reorderer (any litm strategy, a measured profile included, and the
+framework's own order for migration), a token-budget trimmer (an exact tokenizer, the lowest-ranked cut
+first, the placement kept) and a prompt assembler (litm's anchored prompt in the framework's message type),
+configured by a :class:`~litm.placement.PlacementOptions` and a :class:`Budget`; and a question-aware
+compressor (:mod:`litm.compress`: the sentences that answer the question, within a token budget, each kept
+span mapped back to the source under the ``"compressed"`` metadata key).
+
+:class:`Budget` is the one value a component takes whole (``LitmSynthesizer(budget=...)``); the others read
+the same four settings as keyword fields (``tokenizer``, ``max_input_tokens``, ``reserve_output_tokens``,
+``count_as``), which their frameworks save.
 
 Example:
-    >>> from litm.placement import PlacementOptions
-    >>> reorder(["d1", "d2", "d3", "d4"], PlacementOptions(strategy="langchain")).items
-    ('d2', 'd4', 'd3', 'd1')
+    >>> budget = Budget("openai:gpt-4o", max_input_tokens=8000, reserve_output_tokens=500)
+    >>> budget.format, budget.max_input_tokens - budget.reserve_output_tokens
+    ('openai', 7500)
 """
 
-from litm.integrations._compression import METADATA_KEY, Compressing, Compression
-from litm.integrations._options import Budget, optional_budget
-from litm.integrations._steps import Assembled, Trimmed, assemble, reorder, trim
+from litm.integrations._options import Budget
 
-__all__ = [
-    "METADATA_KEY",
-    "Assembled",
-    "Budget",
-    "Compressing",
-    "Compression",
-    "Trimmed",
-    "assemble",
-    "optional_budget",
-    "reorder",
-    "trim",
-]
+# The steps (reorder, trim, assemble and their results) and the compression settings are the subpackages'
+# shared implementation: litm.integrations._steps and litm.integrations._compression.
+__all__ = ["Budget"]

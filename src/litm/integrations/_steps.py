@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 from litm.budget import FitResult, fit
 from litm.errors import PromptError
@@ -39,15 +39,18 @@ from litm.prompt import Prompt, PromptBuilder
 
 __all__ = ["Assembled", "Trimmed", "assemble", "reorder", "trim"]
 
+#: The caller's document type (a LangChain ``Document``, a LlamaIndex ``NodeWithScore``, ...), handed back as is.
+T = TypeVar("T")
 
-def reorder(items: Sequence[Any], placing: PlacementOptions) -> PlacementPlan:
+
+def reorder(items: Sequence[object], placing: PlacementOptions) -> PlacementPlan:
     """``items`` ranked and placed; ``plan.items`` are the caller's objects in the new order."""
     docs = to_docs(items)
     return _with_items(place(docs, placement=placing), items)
 
 
 @dataclass(frozen=True)
-class Trimmed:
+class Trimmed(Generic[T]):
     """What a budget kept: the survivors placed (``items``), what it dropped and what ranking removed.
 
     ``dropped`` are the caller's objects the budget cut, best-ranked first; ``excluded`` those ranking
@@ -56,9 +59,9 @@ class Trimmed:
     ``fit`` is the full :class:`~litm.budget.FitResult` (its ``prompt`` is the prompt that was counted).
     """
 
-    items: tuple[Any, ...]
-    dropped: tuple[Any, ...]
-    excluded: tuple[Any, ...]
+    items: tuple[T, ...]
+    dropped: tuple[T, ...]
+    excluded: tuple[T, ...]
     fit: FitResult
 
     @property
@@ -81,12 +84,12 @@ class Trimmed:
 
 
 def trim(
-    items: Sequence[Any],
+    items: Sequence[T],
     question: str,
     placing: PlacementOptions,
     budget: Budget,
     builder: PromptBuilder | None = None,
-) -> Trimmed:
+) -> Trimmed[T]:
     """Keep the best-ranked ``items`` whose prompt (``builder``'s, for ``question``) fits ``budget``, placed.
 
     The whole rendered prompt is counted (anchors, instruction, question, chat overhead under
@@ -111,21 +114,21 @@ def trim(
 
 
 @dataclass(frozen=True)
-class Assembled:
+class Assembled(Generic[T]):
     """A built prompt and the caller's objects in the order the prompt shows them."""
 
     prompt: Prompt
-    items: tuple[Any, ...]
-    trimmed: Trimmed | None = None
+    items: tuple[T, ...]
+    trimmed: Trimmed[T] | None = None
 
 
 def assemble(
-    items: Sequence[Any],
+    items: Sequence[T],
     question: str,
     placing: PlacementOptions,
     budget: Budget | None = None,
     builder: PromptBuilder | None = None,
-) -> Assembled:
+) -> Assembled[T]:
     """litm's anchored prompt for ``question`` over ``items``, placed by ``placing`` (trimmed to ``budget``).
 
     Without a budget every document is placed and shown; with one, :func:`trim` decides which survive and
@@ -146,7 +149,7 @@ def _check_question(question: object) -> None:
         raise PromptError("the question is empty: the prompt, and a token budget, need the query")
 
 
-def _with_items(plan: PlacementPlan, items: Sequence[Any]) -> PlacementPlan:
+def _with_items(plan: PlacementPlan, items: Sequence[object]) -> PlacementPlan:
     """``plan`` (placed over ``docs``) with the caller's ``items`` in place of the ``Doc`` values."""
     dropped = tuple(Dropped(d.doc, d.input_index, d.reason, items[d.input_index]) for d in plan.dropped)
     return PlacementPlan(

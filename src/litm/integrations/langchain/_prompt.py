@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.prompt_values import ChatPromptValue, PromptValue, StringPromptValue
@@ -25,6 +25,8 @@ from litm.integrations._steps import Assembled, assemble
 from litm.integrations.langchain._documents import LangChainPlacing
 
 __all__ = ["LitmPrompt"]
+
+T = TypeVar("T")
 
 
 class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[str, object], PromptValue]):
@@ -67,7 +69,7 @@ class LitmPrompt(LangChainPlacing, PromptFields, RunnableSerializable[Mapping[st
         """The prompt value for ``input`` (see the class)."""
         return self._call_with_config(self._prompt_value, input, config, run_type="prompt")
 
-    def assemble(self, documents: Sequence[object], question: str) -> Assembled:
+    def assemble(self, documents: Sequence[T], question: str) -> Assembled[T]:
         """The litm :class:`~litm.prompt.Prompt` itself (for ``prompt.citations(answer)``) and the documents shown."""
         return assemble(documents, question, self.placing_for(documents), self.budget, self.prompt_builder)
 

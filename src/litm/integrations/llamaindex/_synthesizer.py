@@ -15,9 +15,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
@@ -29,12 +30,14 @@ from llama_index.core.response_synthesizers.base import BaseSynthesizer, QueryTe
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from litm.errors import InvalidOptionError, UnsupportedTypeError
-from litm.integrations._options import Budget, optional_budget, placing
+from litm.integrations._options import Budget, placing
 from litm.integrations._steps import Assembled, assemble
-from litm.placement import PlacementOptions
+from litm.placement import PlacementOptions, PositionProfile
 from litm.prompt import Prompt, PromptBuilder
 
 __all__ = ["LitmSynthesizer"]
+
+T = TypeVar("T")
 
 
 class LitmSynthesizer(BaseSynthesizer):
@@ -43,8 +46,9 @@ class LitmSynthesizer(BaseSynthesizer):
     ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, a
     completion model its text. The nodes are ranked and placed as :class:`~litm.placement.PlacementOptions`
     says (``strategy``, ``rank_by``, ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs``, ``profile``; by
-    score when every node has one), and with ``tokenizer`` and ``max_input_tokens`` trimmed, lowest-ranked
-    first, so that the request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
+    score when every node has one), and with a ``budget`` (a :class:`~litm.integrations.Budget`: the
+    tokenizer, the model's input limit, the tokens kept for the answer) trimmed, lowest-ranked first, so that
+    the request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
     ``llm_kwargs`` go to every ``chat`` / ``complete`` call.
 
     Place here rather than in a postprocessor before it, unless the nodes keep their scores (they do through
@@ -61,21 +65,18 @@ class LitmSynthesizer(BaseSynthesizer):
         dedup: str | None = None,
         top_k: int | None = None,
         min_docs: int | None = None,
-        profile: Any = None,
+        profile: PositionProfile | Mapping[str, object] | str | Path | None = None,
         builder: PromptBuilder | None = None,
-        tokenizer: str | None = None,
-        max_input_tokens: int | None = None,
-        reserve_output_tokens: int = 0,
-        count_as: str = "openai",
-        llm_kwargs: dict[str, Any] | None = None,
+        budget: Budget | None = None,
+        llm_kwargs: Mapping[str, object] | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
         self._placing, self._budget, self._builder = _settings(
             strategy=strategy, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k,
-            min_docs=min_docs, profile=profile, builder=builder, tokenizer=tokenizer,
-            max_input_tokens=max_input_tokens, reserve_output_tokens=reserve_output_tokens, count_as=count_as,
+            min_docs=min_docs, profile=profile, builder=builder, budget=budget,
         )  # fmt: skip
-        self._llm_kwargs = dict(llm_kwargs or {})
+        # Passed on to LlamaIndex's chat / complete, whose keyword arguments are untyped (**kwargs: Any).
+        self._llm_kwargs: dict[str, Any] = dict(llm_kwargs or {})
         super().__init__(llm=llm, callback_manager=callback_manager)
 
     @property
@@ -88,17 +89,17 @@ class LitmSynthesizer(BaseSynthesizer):
 
     # -- the prompt ---------------------------------------------------------------------------------------
 
-    def assemble(self, nodes: Sequence[Any], query: str) -> Assembled:
+    def assemble(self, nodes: Sequence[T], query: str) -> Assembled[T]:
         """litm's prompt for ``query`` over ``nodes`` (placed, trimmed), and the nodes it shows in prompt order."""
         return assemble(nodes, query, self._placing, self._budget, self._builder)
 
-    def messages(self, nodes: Sequence[Any], query: str) -> list[ChatMessage]:
+    def messages(self, nodes: Sequence[object], query: str) -> list[ChatMessage]:
         """The prompt as LlamaIndex chat messages: a system message when the builder has one, then the user's."""
         return _chat_messages(self.assemble(nodes, query).prompt)
 
     @classmethod
-    def messages_for(cls, nodes: Sequence[Any], query: str, **settings: Any) -> list[ChatMessage]:
-        """:meth:`messages` without an LLM: ``settings`` are the constructor's placement and prompt options."""
+    def messages_for(cls, nodes: Sequence[object], query: str, **settings: object) -> list[ChatMessage]:
+        """:meth:`messages` without an LLM: ``settings`` are the constructor's placement, prompt and budget options."""
         placing, budget, builder = _settings(**settings)
         return _chat_messages(assemble(nodes, query, placing, budget, builder).prompt)
 
@@ -109,7 +110,7 @@ class LitmSynthesizer(BaseSynthesizer):
         query: QueryTextType,
         nodes: list[NodeWithScore],
         additional_source_nodes: Sequence[NodeWithScore] | None = None,
-        **response_kwargs: Any,
+        **response_kwargs: object,
     ) -> RESPONSE_TYPE:
         """Ask the LLM with litm's prompt over ``nodes``; the response's source nodes are those it showed."""
         made = self._assemble_query(query, nodes)
@@ -123,7 +124,7 @@ class LitmSynthesizer(BaseSynthesizer):
         query: QueryTextType,
         nodes: list[NodeWithScore],
         additional_source_nodes: Sequence[NodeWithScore] | None = None,
-        **response_kwargs: Any,
+        **response_kwargs: object,
     ) -> RESPONSE_TYPE:
         """:meth:`synthesize`, awaiting the LLM's async call."""
         made = self._assemble_query(query, nodes)
@@ -132,11 +133,11 @@ class LitmSynthesizer(BaseSynthesizer):
         with self._synthesis(made, additional_source_nodes) as respond:
             return respond(await self._aask(made.prompt))
 
-    def get_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
+    def get_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: object) -> str:
         """Answer from plain text chunks (no ids or scores: each chunk is a document, in the given order)."""
         return self._ask(self.assemble(list(text_chunks), query_str).prompt)
 
-    async def aget_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
+    async def aget_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: object) -> str:
         """:meth:`get_response`, awaiting the LLM's async call."""
         return await self._aask(self.assemble(list(text_chunks), query_str).prompt)
 
@@ -162,15 +163,15 @@ class LitmSynthesizer(BaseSynthesizer):
 
     # -- one synthesis ---------------------------------------------------------------------------------------
 
-    def _assemble_query(self, query: QueryTextType, nodes: list[NodeWithScore]) -> Assembled | None:
+    def _assemble_query(self, query: QueryTextType, nodes: list[NodeWithScore]) -> Assembled[NodeWithScore] | None:
         return self.assemble(nodes, _query_str(query)) if nodes else None
 
     @contextmanager
     def _synthesis(
-        self, made: Assembled, additional: Sequence[NodeWithScore] | None
+        self, made: Assembled[NodeWithScore], additional: Sequence[NodeWithScore] | None
     ) -> Iterator[Callable[[str], Response]]:
         """The callback manager's SYNTHESIZE event around one answer; yields what turns the answer into a response."""
-        payload: dict[str, Any] = {EventPayload.QUERY_STR: made.prompt.question}
+        payload: dict[str, object] = {EventPayload.QUERY_STR: made.prompt.question}
         with self._callback_manager.event(CBEventType.SYNTHESIZE, payload=payload) as event:
 
             def respond(text: str) -> Response:
@@ -184,14 +185,7 @@ class LitmSynthesizer(BaseSynthesizer):
 
 
 def _settings(
-    *,
-    strategy: str | None = None,
-    builder: PromptBuilder | None = None,
-    tokenizer: str | None = None,
-    max_input_tokens: int | None = None,
-    reserve_output_tokens: int = 0,
-    count_as: str = "openai",
-    **settings: Any,
+    *, strategy: object = None, builder: object = None, budget: object = None, **settings: object
 ) -> tuple[PlacementOptions, Budget | None, PromptBuilder]:
     """The synthesizer's settings, each checked (a bad one raises litm's typed error naming it)."""
     unknown = sorted(set(settings) - {"rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile"})
@@ -201,7 +195,11 @@ def _settings(
         settings["strategy"] = strategy
     if builder is not None and not isinstance(builder, PromptBuilder):
         raise UnsupportedTypeError(f"LitmSynthesizer: builder must be a PromptBuilder, got {type(builder).__name__}")
-    budget = optional_budget("LitmSynthesizer", tokenizer, max_input_tokens, reserve_output_tokens, count_as)
+    if budget is not None and not isinstance(budget, Budget):
+        raise UnsupportedTypeError(
+            f"LitmSynthesizer: budget must be a litm.integrations.Budget (tokenizer, max_input_tokens, ...), got "
+            f"{type(budget).__name__}"
+        )
     return placing(settings, "LitmSynthesizer"), budget, builder or PromptBuilder()
 
 
