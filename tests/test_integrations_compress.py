@@ -394,3 +394,20 @@ def test_other_objects_than_the_frameworks_documents_are_refused() -> None:
             documents=[HaystackDocument(content="a"), {"content": "b"}],  # type: ignore[list-item]
             query=QUESTION,
         )
+
+
+def test_the_components_compression_fields_are_compressings_own() -> None:
+    """One definition: the pydantic components' fields are Compressing's, with its types and defaults."""
+    from dataclasses import MISSING, fields
+
+    from litm.integrations._fields import CompressionFields
+
+    settings = fields(Compressing)
+    for model in (CompressionFields, litm_langchain.LitmCompressor, litm_llamaindex.LitmCompressor):
+        declared = {name: field for name, field in model.model_fields.items() if name != "callback_manager"}
+        assert list(declared) == [f.name for f in settings]
+        for f in settings:
+            if f.default is MISSING:
+                assert declared[f.name].is_required()
+            else:
+                assert declared[f.name].default == f.default

@@ -24,11 +24,12 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import MISSING
 from dataclasses import fields as dataclass_fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, get_type_hints
 
 from litm.errors import InvalidOptionError, MissingDependencyError
-from litm.integrations._compression import COMPRESSION_DEFAULTS, Compressing
+from litm.integrations._compression import Compressing
 from litm.integrations._options import (
     PLACING_FIELDS,
     Budget,
@@ -44,7 +45,7 @@ from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 
 try:
-    from pydantic import BaseModel, PrivateAttr
+    from pydantic import BaseModel, PrivateAttr, create_model
     from pydantic_core import PydanticUndefined
 except ImportError as exc:  # pragma: no cover - both frameworks depend on pydantic
     raise MissingDependencyError(
@@ -52,7 +53,7 @@ except ImportError as exc:  # pragma: no cover - both frameworks depend on pydan
         "'litm[llamaindex]'"
     ) from exc
 
-__all__ = ["CompressionFields", "PlacingFields", "PromptFields", "SettingsChecked"]
+__all__ = ["CompressionFields", "PlacingFields", "PromptFields", "SettingsChecked", "pydantic_fields"]
 
 _COMPRESSION = tuple(f.name for f in dataclass_fields(Compressing))
 _BUDGET = ("tokenizer", "max_input_tokens", "reserve_output_tokens", "count_as")
@@ -153,20 +154,8 @@ class PromptFields(SettingsChecked):
         return self._built[1]
 
 
-class CompressionFields(SettingsChecked):
-    """The compression settings (see :class:`~litm.integrations._compression.Compressing`), with its defaults."""
-
-    tokenizer: str
-    target: int | None = COMPRESSION_DEFAULTS["target"]
-    ratio: float | None = COMPRESSION_DEFAULTS["ratio"]
-    scorer: str = COMPRESSION_DEFAULTS["scorer"]
-    model: str | None = COMPRESSION_DEFAULTS["model"]
-    unit: str = COMPRESSION_DEFAULTS["unit"]
-    coarse: bool = COMPRESSION_DEFAULTS["coarse"]
-    coarse_factor: float = COMPRESSION_DEFAULTS["coarse_factor"]
-    rank_weight: float = COMPRESSION_DEFAULTS["rank_weight"]
-    protect: str | None = COMPRESSION_DEFAULTS["protect"]
-    reorder: str | None = COMPRESSION_DEFAULTS["reorder"]
+class _CompressionSettings(SettingsChecked):
+    """What :data:`CompressionFields` does with its fields, which are :class:`Compressing`'s (see below)."""
 
     _compressing: Compressing | None = PrivateAttr(default=None)
 
@@ -186,3 +175,31 @@ class CompressionFields(SettingsChecked):
         if self._compressing is None or self._compressing.to_dict() != settings:
             self._compressing = Compressing(**settings)
         return self._compressing
+
+
+def pydantic_fields(settings: type) -> dict[str, tuple[object, object]]:
+    """The fields of the dataclass ``settings`` as pydantic field definitions: ``(type, default)``, ``...`` when
+    the field has no default.
+
+    >>> pydantic_fields(Compressing)["target"], pydantic_fields(Compressing)["tokenizer"]
+    ((int | None, None), (<class 'str'>, Ellipsis))
+    """
+    hints = get_type_hints(settings)
+    return {
+        f.name: (hints[f.name], ... if f.default is MISSING else f.default) for f in dataclass_fields(settings)
+    }
+
+
+if TYPE_CHECKING:
+    CompressionFields = _CompressionSettings
+else:
+    # One definition of the compression settings: Compressing's fields, with their types and defaults, become
+    # the components' pydantic fields, so a setting added there is a field of every compression component.
+    CompressionFields = create_model(
+        "CompressionFields",
+        __base__=_CompressionSettings,
+        __module__=__name__,
+        __doc__="The compression settings (see :class:`~litm.integrations._compression.Compressing`), with its "
+        "defaults.",
+        **pydantic_fields(Compressing),
+    )
