@@ -161,7 +161,7 @@ def test_the_haystack_shim_imports_only_the_integrations() -> None:
         assert not (SRC / folder / "__init__.py").exists(), folder
 
 
-@pytest.mark.parametrize("module", ["litm.placement._strategy", "litm.prompt.messages", "litm.util._records"])
+@pytest.mark.parametrize("module", ["litm.placement._strategy", "litm.prompt._messages", "litm.util._records"])
 def test_graph_sees_real_edges(module: str) -> None:
     # Guard against a parser that finds nothing: these modules do import litm modules.
     assert GRAPH[module], f"{module} should import other litm modules"

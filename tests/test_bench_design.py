@@ -39,7 +39,8 @@ from litm.errors import EvalError, InvalidOptionError
 from litm.placement import PlacementOptions, PositionProfile, place
 from litm.placement._registry import get_strategy
 from litm.placement._strategies import RandomOrder
-from litm.prompt import PromptTemplate, middle_slots
+from litm.prompt import PromptTemplate
+from litm.prompt._anchors import middle_slots
 
 PROFILE = PositionProfile.from_weights([0.7, 0.5, 0.3, 0.2, 0.2, 0.25, 0.3, 0.4, 0.5, 0.8], name="t")
 

@@ -24,7 +24,7 @@ from litm.models._local.pool import context_size
 from litm.models._openai_backend import OpenAIModel
 from litm.models._spec import backends, parse_spec
 from litm.models.tokenizers._estimate import EstimateTokenizer
-from litm.prompt.messages import check_messages, is_messages
+from litm.prompt._messages import check_messages, is_messages
 from litm.tokens import Tokenizer
 
 

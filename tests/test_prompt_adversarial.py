@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 
 from litm.placement import place
-from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Neutralizer, Prompt, PromptBuilder, Wording, parse_prompt
+from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Prompt, PromptBuilder, Wording
+from litm.prompt._escape import Neutralizer
+from litm.prompt._parse import parse_prompt
 from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"

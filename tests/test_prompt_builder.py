@@ -11,17 +11,11 @@ import pytest
 from litm.errors import DuplicateIdError, LitmError, ModelNotFoundError, PromptError
 from litm.placement import PlacementOptions, place
 from litm.placement._profile import PositionProfile
-from litm.prompt import (
-    ChatTemplate,
-    Neutralizer,
-    PromptBuilder,
-    PromptTemplate,
-    build_prompt,
-    middle_slots,
-    parse_citations,
-    parse_prompt,
-    template_tokens,
-)
+from litm.prompt import ChatTemplate, PromptBuilder, PromptTemplate, build_prompt
+from litm.prompt._anchors import middle_slots
+from litm.prompt._chat_template import template_tokens
+from litm.prompt._escape import Neutralizer
+from litm.prompt._parse import parse_citations, parse_prompt
 
 DOCS = [{"id": f"d{i}", "text": f"text {i}", "score": 1 - i / 10} for i in range(1, 7)]
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from litm.placement import PlacementOptions
-from litm.prompt import build_prompt, parse_prompt
+from litm.prompt import build_prompt
+from litm.prompt._parse import parse_prompt
 from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"

@@ -15,16 +15,8 @@ from typing import Any
 import pytest
 
 from litm.placement import place
-from litm.prompt import (
-    AnchorOptions,
-    ChatTemplate,
-    Escaping,
-    Prompt,
-    PromptBuilder,
-    PromptTemplate,
-    Wording,
-    parse_prompt,
-)
+from litm.prompt import AnchorOptions, ChatTemplate, Escaping, Prompt, PromptBuilder, PromptTemplate, Wording
+from litm.prompt._parse import parse_prompt
 from litm.util._records import read_records
 
 DATA = Path(__file__).parent / "data"

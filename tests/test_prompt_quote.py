@@ -9,16 +9,9 @@ from typer.testing import CliRunner
 
 from litm.cli import app
 from litm.errors import InvalidDocumentError, PromptError, PromptOptionError
-from litm.prompt import (
-    QUOTE_THRESHOLD,
-    PromptBuilder,
-    PromptTemplate,
-    Wording,
-    build_prompt,
-    parse_prompt,
-    parse_quoted_answer,
-    quote_match,
-)
+from litm.prompt import PromptBuilder, PromptTemplate, Wording, build_prompt, parse_quoted_answer
+from litm.prompt._parse import parse_prompt
+from litm.prompt._quote import QUOTE_THRESHOLD, quote_match
 
 DOCS = [
     {"id": "rome", "text": "Rome is the capital of Italy."},

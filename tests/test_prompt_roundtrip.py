@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litm.prompt import ChatTemplate, Neutralizer, PromptBuilder, build_prompt, parse_citations, parse_prompt
+from litm.prompt import ChatTemplate, PromptBuilder, build_prompt
+from litm.prompt._escape import Neutralizer
+from litm.prompt._parse import parse_citations, parse_prompt
 
 DATA = Path(__file__).parent / "data"
 LLAMA3 = ChatTemplate(

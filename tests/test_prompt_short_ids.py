@@ -22,7 +22,9 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from litm import fit
 from litm.integrations.haystack import LitmPromptBuilder
 from litm.placement import place
-from litm.prompt import SHORT_ID_CHARS, AnchorOptions, PromptBuilder, build_prompt, parse_citations, shown_ids
+from litm.prompt import AnchorOptions, PromptBuilder, build_prompt
+from litm.prompt._anchors import SHORT_ID_CHARS, shown_ids
+from litm.prompt._parse import parse_citations
 from litm.tokens import get_tokenizer
 
 TEXTS = [

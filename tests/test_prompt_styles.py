@@ -23,18 +23,10 @@ from litm.placement._documents import Doc
 from litm.placement._plan import PlacementPlan, SlotInfo
 from litm.probe._items import render_docs
 from litm.probe._recipe import verify_row
-from litm.prompt import (
-    STYLES,
-    AnchorOptions,
-    PromptBuilder,
-    PromptTemplate,
-    Wording,
-    build_prompt,
-    parse_citations,
-    parse_prompt,
-    render_documents,
-)
-from litm.prompt.styles import get_style
+from litm.prompt import AnchorOptions, PromptBuilder, PromptTemplate, Wording, build_prompt
+from litm.prompt._anchors import STYLES
+from litm.prompt._parse import parse_citations, parse_prompt
+from litm.prompt._styles import get_style, render_documents
 from litm.util._records import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,9 +183,9 @@ def test_builder_and_render_documents_write_the_same_blocks() -> None:
 
 def test_demo_renders_through_the_one_renderer(tmp_path: Path) -> None:
     # The demo asks through litm.rag.Pipeline, whose prompt is the builder's: the one renderer's blocks.
-    from litm.probe import _demo as demo
     from litm.models import load_model
     from litm.placement import PositionProfile
+    from litm.probe import _demo as demo
 
     rows = demo.demo_rows()[:20]
     index = demo.demo_index(tmp_path / "index", rows)

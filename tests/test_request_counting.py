@@ -15,7 +15,7 @@ from litm.models.tokenizers import count_request
 from litm.models.tokenizers._base import TOOL_CALL_TOKENS, TOOL_SCHEMA_MARGIN, TOOLS_OVERHEAD_TOKENS
 from litm.models.tokenizers._bpe import OpenAITokenizer
 from litm.models.tokenizers._estimate import ESTIMATE_MARGIN, EstimateTokenizer
-from litm.prompt.messages import MEDIA_PART_TOKENS, billed_request, image_token_bound
+from litm.prompt._messages import MEDIA_PART_TOKENS, billed_request, image_token_bound
 
 TOOL_HISTORY = [
     {"role": "system", "content": "You are a travel agent."},

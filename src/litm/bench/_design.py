@@ -24,7 +24,7 @@ from litm.bench._rows import BenchRow
 from litm.errors import InvalidOptionError
 from litm.models import Completion, Model
 from litm.models._local import LocalModel
-from litm.placement import Doc, PositionProfile, Strategy, place
+from litm.placement import Doc, PlacementOptions, PositionProfile, Strategy, place
 from litm.placement._registry import get_strategy
 from litm.placement._strategies import RandomOrder
 from litm.prompt import AnchorOptions, Layout, PromptBuilder, PromptTemplate, Wording, parse_quoted_answer
@@ -137,7 +137,8 @@ def arrangement(name: str, k: int, *, seed: int = 0, profile: PositionProfile | 
     """
     # Distinct string stand-ins (place() reads strings as documents); min_docs=0 so tiny k is placed too.
     items = [f"rank-{r}" for r in range(1, k + 1)]
-    plan = place(items, strategy_for(name, seed=seed, profile=profile), profile=profile, min_docs=0)
+    options = PlacementOptions(strategy_for(name, seed=seed, profile=profile), profile=profile, min_docs=0)
+    plan = place(items, placement=options)
     return [int(str(x).removeprefix("rank-")) for x in plan.items]
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from litm.budget._margin import text_count
 from litm.errors import ModelError, UnsupportedTypeError
 from litm.models.tokenizers import TokenCount, Tokenizer, count_request
-from litm.prompt.messages import Message, check_messages
+from litm.prompt._messages import Message, check_messages
 from litm.tokens import get_tokenizer
 
 __all__ = ["Counter", "FunctionTokenizer", "as_counter", "as_tokenizer"]

@@ -17,7 +17,7 @@ from litm.cli._input import read_stdin
 from litm.errors import InputFormatError
 from litm.models import Model, load_model
 from litm.models._listing import models_info
-from litm.prompt.messages import Message
+from litm.prompt._messages import Message
 from litm.util._records import decode_text, parse_json
 
 _MODEL_HELP = (

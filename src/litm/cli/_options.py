@@ -18,7 +18,10 @@ import typer
 
 from litm.errors import ContextBudgetExceeded
 from litm.placement._registry import strategy_names
-from litm.prompt import FORMATS, LANGS, QUESTION_POSITIONS, SCORE_AS, STYLES
+from litm.prompt._anchors import SCORE_AS, STYLES
+from litm.prompt._formats import FORMATS
+from litm.prompt._settings import QUESTION_POSITIONS
+from litm.prompt._templates import LANGS
 
 __all__ = [
     "DedupOpt",

@@ -44,8 +44,8 @@ from litm.models._base import Completion, GenerationRequest, NativePrompt
 from litm.models._sdk import SdkModel
 from litm.models.tokenizers._base import TokenCount, count_billed
 from litm.models.tokenizers._estimate import EstimateTokenizer
-from litm.prompt.messages import Message, billed_request, check_messages
-from litm.prompt.prompt import Prompt
+from litm.prompt import Prompt
+from litm.prompt._messages import Message, billed_request, check_messages
 
 if TYPE_CHECKING:  # the ``anthropic`` SDK is an optional extra, imported on first use
     import anthropic

@@ -24,8 +24,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, Unpack
 
 from litm.errors import InvalidOptionError, PromptError
-from litm.prompt.messages import Message, check_messages, is_messages
-from litm.prompt.prompt import Prompt
+from litm.prompt import Prompt
+from litm.prompt._messages import Message, check_messages, is_messages
 
 T = TypeVar("T")
 

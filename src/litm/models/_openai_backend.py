@@ -47,7 +47,7 @@ from litm.models._sdk import SdkModel
 from litm.models.tokenizers._base import Tokenizer
 from litm.models.tokenizers._bpe import openai_tokenizer
 from litm.models.tokenizers._estimate import ANY_MODEL_MARGIN, EstimateTokenizer
-from litm.prompt.prompt import Prompt
+from litm.prompt import Prompt
 
 if TYPE_CHECKING:  # the ``openai`` SDK is an optional extra, imported on first use
     import httpx

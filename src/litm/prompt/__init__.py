@@ -6,7 +6,7 @@ the middle zone; a recap of the ids for citations) in one of three styles (litm'
 field report's ``[DOC_ID: x | REL_SCORE: s]`` brackets, Liu et al.'s numbered search results), the
 question after the documents, and every untrusted text neutralised so it cannot forge a chat turn or
 an anchor. Long document ids (a framework's UUIDs and hashes) are shown as ``1``..``k`` and mapped
-back (:func:`shown_ids`). Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or
+back (``Prompt.shown_ids``). Render it as plain text, OpenAI messages, Anthropic arguments, ChatML, or
 with a model's own Jinja chat template; parse it back; map an answer's ``[id]`` citations to the
 documents. A quote-first prompt (``quote_first=True``) asks for the supporting sentence before the answer;
 :func:`parse_quoted_answer` reads the answer after it and finds the document the quote came from.
@@ -27,58 +27,25 @@ Example:
 """
 
 from litm.errors import PromptError, PromptOptionError
-from litm.prompt.anchors import SCORE_AS, SHORT_ID_CHARS, STYLES, AnchorOptions, ScoreAs, Style, middle_slots, shown_ids
-from litm.prompt.builder import BUILDER_FORMAT_VERSION, PromptBuilder, build_prompt
-from litm.prompt.chat_template import ChatTemplate, template_tokens
-from litm.prompt.escape import ANCHOR_TAGS, DEFAULT_SPECIAL_TOKENS, Neutralizer
-from litm.prompt.formats import FORMATS, Format
-from litm.prompt.options import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
-from litm.prompt.parse import Citation, Citations, ParsedBlock, ParsedPrompt, parse_citations, parse_prompt
-from litm.prompt.prompt import DocBlock, Prompt
-from litm.prompt.quote import QUOTE_THRESHOLD, QuotedAnswer, parse_quoted_answer, quote_match
-from litm.prompt.styles import render_documents
-from litm.prompt.templates import LANGS, Lang, PromptTemplate
+from litm.prompt._anchors import AnchorOptions
+from litm.prompt._builder import PromptBuilder, build_prompt
+from litm.prompt._chat_template import ChatTemplate
+from litm.prompt._prompt import Prompt
+from litm.prompt._quote import parse_quoted_answer
+from litm.prompt._settings import Escaping, Layout, Wording
+from litm.prompt._templates import PromptTemplate
 
 __all__ = [
-    "ANCHOR_TAGS",
-    "BUILDER_FORMAT_VERSION",
-    "DEFAULT_SPECIAL_TOKENS",
-    "FORMATS",
-    "LANGS",
-    "QUESTION_POSITIONS",
-    "QUOTE_THRESHOLD",
-    "SCORE_AS",
-    "SHORT_ID_CHARS",
-    "STYLES",
     "AnchorOptions",
     "ChatTemplate",
-    "Citation",
-    "Citations",
-    "DocBlock",
     "Escaping",
-    "Format",
-    "Lang",
     "Layout",
-    "Neutralizer",
-    "ParsedBlock",
-    "ParsedPrompt",
     "Prompt",
     "PromptBuilder",
     "PromptError",
     "PromptOptionError",
     "PromptTemplate",
-    "QuestionPosition",
-    "QuotedAnswer",
-    "ScoreAs",
-    "Style",
     "Wording",
     "build_prompt",
-    "middle_slots",
-    "parse_citations",
-    "parse_prompt",
     "parse_quoted_answer",
-    "quote_match",
-    "render_documents",
-    "shown_ids",
-    "template_tokens",
 ]

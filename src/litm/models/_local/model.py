@@ -39,9 +39,8 @@ from litm.models._local.logprobs import next_token_top, teacher_forced
 from litm.models._local.pool import default_threads, llama_class, shared
 from litm.models._local.tokenizer import LlamaTokenizer
 from litm.models._logprobs import Logprobs
-from litm.prompt.chat_template import ChatTemplate
-from litm.prompt.messages import Message, check_messages
-from litm.prompt.prompt import Prompt
+from litm.prompt import ChatTemplate, Prompt
+from litm.prompt._messages import Message, check_messages
 
 if TYPE_CHECKING:  # llama-cpp-python is the optional ``local`` extra, imported when a model loads
     from llama_cpp import Llama

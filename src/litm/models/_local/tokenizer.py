@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from litm.prompt.messages import Message
+from litm.prompt._messages import Message
 
 __all__ = ["LlamaTokenizer"]
 

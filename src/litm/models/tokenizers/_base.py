@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import InvalidOptionError, PromptError
-from litm.prompt.messages import ROLES, BilledRequest, Message, billed_request
+from litm.prompt._messages import ROLES, BilledRequest, Message, billed_request
 
 __all__ = [
     "TOOLS_OVERHEAD_TOKENS",
@@ -176,7 +176,7 @@ def count_request(tokenizer: Tokenizer, request: Mapping[str, Any], api: str) ->
     ``api`` is the request shape: ``"openai-chat"``, ``"openai-responses"`` or ``"anthropic"``. A tokenizer
     that can count whole requests itself (a ``count_request(request, api)`` method, e.g. Anthropic's
     ``count_tokens`` endpoint) does; otherwise the request is read with
-    :func:`~litm.prompt.messages.billed_request` and counted with :func:`count_billed`. What cannot be
+    :func:`~litm.prompt._messages.billed_request` and counted with :func:`count_billed`. What cannot be
     counted or bounded raises :class:`~litm.errors.PromptError`.
 
     >>> from litm.models.tokenizers._estimate import EstimateTokenizer

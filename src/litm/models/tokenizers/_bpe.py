@@ -35,7 +35,7 @@ from typing import Protocol
 
 from litm.errors import MissingDependencyError, ModelError
 from litm.models.tokenizers._estimate import ESTIMATE_MARGIN, EstimateTokenizer
-from litm.prompt.messages import Message, check_messages
+from litm.prompt._messages import Message, check_messages
 
 __all__ = [
     "ENCODINGS",

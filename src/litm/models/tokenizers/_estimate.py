@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from litm.errors import InvalidOptionError, ModelError
-from litm.prompt.messages import Message, check_messages
+from litm.prompt._messages import Message, check_messages
 
 __all__ = [
     "ANTHROPIC_CHARS_PER_TOKEN",

@@ -3,16 +3,16 @@
 :class:`PromptBuilder` holds four validated option objects, one per concern:
 
 =========== ================================================= ==========================================
-wording     :class:`~litm.prompt.options.Wording`             language or template, system, instruction,
+wording     :class:`~litm.prompt._settings.Wording`             language or template, system, instruction,
                                                               answer cue
-anchors     :class:`~litm.prompt.anchors.AnchorOptions`       anchor style, header fields, closing ids,
+anchors     :class:`~litm.prompt._anchors.AnchorOptions`       anchor style, header fields, closing ids,
                                                               middle zone and marker, recap
-layout      :class:`~litm.prompt.options.Layout`              question position, repeated instruction
-escaping    :class:`~litm.prompt.options.Escaping`            extra special tokens, chat template
+layout      :class:`~litm.prompt._settings.Layout`              question position, repeated instruction
+escaping    :class:`~litm.prompt._settings.Escaping`            extra special tokens, chat template
 =========== ================================================= ==========================================
 
 and :meth:`PromptBuilder.build` applies them to documents and a question (see
-:mod:`litm.prompt.render` for the layout). The builder does not place documents: it keeps the order it
+:mod:`litm.prompt._render` for the layout). The builder does not place documents: it keeps the order it
 is given, or a :class:`~litm.placement.PlacementPlan` from :func:`litm.place` (or from ``fit``,
 which ranks, places and trims). :func:`build_prompt` is the one-call convenience: it places (with
 ``strategy=`` or ``placement=``, when given) and then builds.
@@ -38,13 +38,13 @@ from typing import Any
 
 from litm.errors import PromptError, PromptOptionError
 from litm.placement import PlacementOptions, PlacementPlan, Strategy, place
-from litm.prompt.anchors import AnchorOptions
-from litm.prompt.chat_template import ChatTemplate
-from litm.prompt.escape import Neutralizer
-from litm.prompt.options import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
-from litm.prompt.prompt import Prompt, make_prompt
-from litm.prompt.render import neutralizer_for
-from litm.prompt.templates import PromptTemplate
+from litm.prompt._anchors import AnchorOptions
+from litm.prompt._chat_template import ChatTemplate
+from litm.prompt._escape import Neutralizer
+from litm.prompt._prompt import Prompt, make_prompt
+from litm.prompt._render import neutralizer_for
+from litm.prompt._settings import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
+from litm.prompt._templates import PromptTemplate
 
 __all__ = ["BUILDER_FORMAT_VERSION", "QUESTION_POSITIONS", "PromptBuilder", "QuestionPosition", "build_prompt"]
 

@@ -2,18 +2,18 @@
 
 ============ ============================================================================================
 ``xml``      litm's anchors (the default): ``<document id="x" position="1/3" score="0.9">``, the text,
-             ``</document id="x">``; names from the :class:`~litm.prompt.templates.PromptTemplate`
+             ``</document id="x">``; names from the :class:`~litm.prompt._templates.PromptTemplate`
 ``bracket``  the field report's format: ``[DOC_ID: x | REL_SCORE: 0.9 | POSITION: 1/3]``, the text,
              ``[/DOC_ID: x]``; a middle-zone document carries ``| ZONE: MIDDLE``
 ``liu``      Liu et al. (2024)'s search results, one per line: ``Document [1](Title: t) text``
 ============ ============================================================================================
 
 Every style is injection-safe in the same way: the text and header values of a document go through
-the prompt's :class:`~litm.prompt.escape.Neutralizer`, which also escapes the style's own structural
+the prompt's :class:`~litm.prompt._escape.Neutralizer`, which also escapes the style's own structural
 prefixes (``<document``, ``[DOC_ID`` / ``[/DOC_ID``, ``Document [``), so a document can neither close its
 block, open another, nor start a chat turn; header values are entity-escaped so they stay inside their
 field. ``xml`` and ``bracket`` blocks close with a tag naming the id, so a prompt parses back exactly
-into its documents (:func:`~litm.prompt.parse.parse_prompt`). ``liu`` has no closing marker, so the end
+into its documents (:func:`~litm.prompt._parse.parse_prompt`). ``liu`` has no closing marker, so the end
 of its last document cannot be told from the text after it: it is rendered and cited (``[3]`` is
 Document [3]) but not parsed back.
 
@@ -40,10 +40,10 @@ from typing import Any, ClassVar
 from litm.errors import PromptError
 from litm.placement import PlacementOptions, place
 from litm.placement._plan import SlotInfo
-from litm.prompt.anchors import STYLES, AnchorOptions, shown_ids, shown_score
-from litm.prompt.blocks import ParsedBlock, scan_closed
-from litm.prompt.escape import XML_ATTR, Entities, Neutralizer
-from litm.prompt.templates import PromptTemplate
+from litm.prompt._anchors import STYLES, AnchorOptions, shown_ids, shown_score
+from litm.prompt._blocks import ParsedBlock, scan_closed
+from litm.prompt._escape import XML_ATTR, Entities, Neutralizer
+from litm.prompt._templates import PromptTemplate
 
 __all__ = [
     "AnchorStyle",
@@ -101,7 +101,7 @@ class AnchorStyle:
 
     def shown_ids(self, slots: Sequence[SlotInfo], options: AnchorOptions) -> tuple[str, ...]:
         """The id the prompt shows for each slot (what an answer cites): the document's own, or its slot
-        number when ids are long (see :func:`~litm.prompt.anchors.shown_ids`)."""
+        number when ids are long (see :func:`~litm.prompt._anchors.shown_ids`)."""
         return shown_ids([s.doc.id for s in slots], options.short_ids)
 
     def cited_forms(self, shown: str, neutralizer: Neutralizer) -> tuple[str, ...]:
@@ -320,7 +320,7 @@ _STYLES: dict[str, AnchorStyle] = {s.name: s for s in (XmlStyle(), BracketStyle(
 
 
 def get_style(name: str) -> AnchorStyle:
-    """The style called ``name`` (one of :data:`~litm.prompt.anchors.STYLES`)."""
+    """The style called ``name`` (one of :data:`~litm.prompt._anchors.STYLES`)."""
     try:
         return _STYLES[name]
     except (KeyError, TypeError):
@@ -360,7 +360,7 @@ def render_documents(
 
     ``docs`` are :class:`~litm.placement._documents.Doc` values or anything
     :func:`~litm.placement._documents.to_doc` reads. ``style`` is a style name or full
-    :class:`~litm.prompt.anchors.AnchorOptions`; ``template`` gives the ``xml`` names (English by
+    :class:`~litm.prompt._anchors.AnchorOptions`; ``template`` gives the ``xml`` names (English by
     default); ``neutralizer`` defaults to the style's own.
     """
     options = style if isinstance(style, AnchorOptions) else AnchorOptions(style=style)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ text        ``system``, a blank line, ``user``, then the answer cue (a plain com
 openai      ``[{"role": "system", ...}, {"role": "user", ...}]`` (Chat Completions messages)
 anthropic   ``{"system": ..., "messages": [{"role": "user", ...}]}`` (Messages API arguments)
 chatml      ``<|im_start|>system ... <|im_end|>`` turns, ending with an open assistant turn
-jinja       a model's own chat template (:class:`~litm.prompt.chat_template.ChatTemplate`)
+jinja       a model's own chat template (:class:`~litm.prompt._chat_template.ChatTemplate`)
 =========== =================================================================================
 
 Example:
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from litm.errors import PromptError
-from litm.prompt.chat_template import ChatTemplate
+from litm.prompt._chat_template import ChatTemplate
 
 __all__ = ["FORMATS", "Format", "check_format", "to_anthropic", "to_chatml", "to_jinja", "to_openai", "to_text"]
 

@@ -3,7 +3,7 @@
 :func:`parse_prompt` takes any rendering (the text, a ChatML or chat-template string, OpenAI
 messages, Anthropic arguments) and returns the document blocks in order, with ids, header fields and
 the original (un-escaped) text, for the ``xml`` and ``bracket`` anchor styles (``liu`` has no closing
-marker: see :mod:`litm.prompt.styles`). It is strict: an anchor that is not well formed, a block that
+marker: see :mod:`litm.prompt._styles`). It is strict: an anchor that is not well formed, a block that
 does not close, or a closing tag naming another id raises :class:`~litm.errors.PromptError`. Since
 documents cannot contain anchors (they are escaped), parsing finds exactly the blocks litm wrote.
 
@@ -27,16 +27,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from litm.errors import PromptError
 from litm.placement import Doc, PlacementPlan
-from litm.prompt.anchors import STYLES, AnchorOptions
-from litm.prompt.blocks import ParsedBlock
-from litm.prompt.escape import Neutralizer
-from litm.prompt.styles import get_style
-from litm.prompt.templates import LANGS, PromptTemplate
+from litm.prompt._anchors import STYLES, AnchorOptions
+from litm.prompt._blocks import ParsedBlock
+from litm.prompt._escape import Neutralizer
+from litm.prompt._styles import get_style
+from litm.prompt._templates import LANGS, PromptTemplate
 
 
 @runtime_checkable
 class BuiltPrompt(Protocol):
-    """What parsing reads from a built :class:`~litm.prompt.prompt.Prompt` (kept structural, so this module
+    """What parsing reads from a built :class:`~litm.prompt._prompt.Prompt` (kept structural, so this module
     sits below the prompt value that calls it)."""
 
     @property
@@ -108,13 +108,13 @@ def parse_prompt(
     """Parse a rendered prompt back into its document blocks (ids, header fields, original text).
 
     ``rendered``: a string in any format, OpenAI messages, Anthropic arguments, or a
-    :class:`~litm.prompt.prompt.Prompt` (its text). ``template``: the
-    :class:`~litm.prompt.templates.PromptTemplate` or language the prompt was built with; by
+    :class:`~litm.prompt._prompt.Prompt` (its text). ``template``: the
+    :class:`~litm.prompt._templates.PromptTemplate` or language the prompt was built with; by
     default the built-in languages are tried. ``style``: the anchor style (``"xml"`` or
     ``"bracket"``; by default a prompt's own, else ``xml`` is tried, then ``bracket``). Un-escaping
     must use the same special tokens as the build: pass the prompt's ``neutralizer``, or the same
     ``special_tokens`` (chat template tokens included); :meth:`Prompt.parse
-    <litm.prompt.prompt.Prompt.parse>` does this for you.
+    <litm.prompt._prompt.Prompt.parse>` does this for you.
     """
     if isinstance(rendered, BuiltPrompt):
         template = rendered.template if template is None else template
@@ -188,7 +188,7 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
     Ids match exactly as given, or as shown in the prompt (escaped). A bare number such as ``[3]``
     is matched as an id only, never read as a slot (guessing would misattribute), except where the
     prompt showed numbers: in the ``liu`` style ("Document [3]"), and for long ids, which a prompt shows
-    by their slot (:func:`~litm.prompt.anchors.shown_ids`); there the number stands for the document and
+    by their slot (:func:`~litm.prompt._anchors.shown_ids`); there the number stands for the document and
     the citation carries its own id. Repeated citations
     count once; ``unknown`` lists bracketed text that matches no id (a hallucinated citation, or
     ordinary brackets). Markdown links ``[text](url)`` are skipped.

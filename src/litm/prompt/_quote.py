@@ -34,8 +34,8 @@ from typing import Any
 
 from litm.errors import PromptError
 from litm.placement._documents import to_docs
-from litm.prompt.parse import BuiltPrompt
-from litm.prompt.templates import LANGS, PromptTemplate
+from litm.prompt._parse import BuiltPrompt
+from litm.prompt._templates import LANGS, PromptTemplate
 
 __all__ = ["COPY_WORDS", "MIN_RUN", "QUOTE_THRESHOLD", "QuotedAnswer", "parse_quoted_answer", "quote_match"]
 

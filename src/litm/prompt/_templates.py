@@ -7,7 +7,7 @@ question line and the completion cue. Texts are :meth:`str.format` templates wit
 is rendered. Override any part with :meth:`PromptTemplate.replace`, or from a JSON file with
 :meth:`PromptTemplate.load` (keys are the field names, ``"lang"`` picks the base).
 
-The anchor *shape* is fixed by the anchor style (see :mod:`litm.prompt.styles`; for the default ``xml``
+The anchor *shape* is fixed by the anchor style (see :mod:`litm.prompt._styles`; for the default ``xml``
 style ``<tag attr="value">`` ... ``</tag id="value">``) so that prompts can be parsed back and forged
 anchors escaped; only the names inside it are words you can change.
 

@@ -1,7 +1,7 @@
 """Structural anchors: which anchors a prompt carries, the middle zone, and the relevance a header shows.
 
 :class:`AnchorOptions` holds every anchor choice: the anchor **style** (how a document block is
-written, see :mod:`litm.prompt.styles`), the header fields (position, score, title and source), closing
+written, see :mod:`litm.prompt._styles`), the header fields (position, score, title and source), closing
 ids, the middle-zone marker and how the zone is found, and the closing recap of ids. With the default
 ``xml`` style a document block is exactly three lines::
 
@@ -31,7 +31,7 @@ from typing import Any, Literal
 from litm.errors import InvalidProfileError, PromptOptionError
 from litm.placement import PositionProfile
 from litm.placement._plan import SlotInfo
-from litm.prompt._options import checked_keys, field_values, replace_fields
+from litm.prompt._fields import checked_keys, field_values, replace_fields
 
 __all__ = [
     "SCORE_AS",

@@ -1,4 +1,4 @@
-"""The prompt builder's option objects: wording, layout and escaping (anchors live in :mod:`litm.prompt.anchors`).
+"""The prompt builder's option objects: wording, layout and escaping (anchors live in :mod:`litm.prompt._anchors`).
 
 Each is a small frozen dataclass that validates its own fields when made (a bad value raises
 :class:`~litm.errors.PromptOptionError`, both a ``PromptError`` and an ``InvalidOptionError``), compares
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from litm.errors import PromptError, PromptOptionError
-from litm.prompt._options import checked_keys, field_values, replace_fields
-from litm.prompt.chat_template import ChatTemplate
-from litm.prompt.escape import Neutralizer
-from litm.prompt.templates import LANGS, PromptTemplate
+from litm.prompt._chat_template import ChatTemplate
+from litm.prompt._escape import Neutralizer
+from litm.prompt._fields import checked_keys, field_values, replace_fields
+from litm.prompt._templates import LANGS, PromptTemplate
 
 __all__ = ["QUESTION_POSITIONS", "Escaping", "Layout", "QuestionPosition", "Wording", "portable_chat_template"]
 
@@ -36,7 +36,7 @@ QUESTION_POSITIONS: tuple[str, ...] = ("after", "before", "both")
 class Wording:
     """The words of a prompt: language or template, system text, instruction and answer cue.
 
-    ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`~litm.prompt.templates.PromptTemplate`;
+    ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`~litm.prompt._templates.PromptTemplate`;
     ``template`` replaces it and brings its own language (``lang`` then reads the template's).
     ``system`` is the system text (none by default); ``instruction`` overrides the style's instruction
     (``""`` for none); ``answer_cue`` overrides the plain-text cue (``""`` for none, e.g. when the
@@ -139,7 +139,7 @@ class Layout:
 @dataclass(frozen=True)
 class Escaping:
     """What is escaped besides litm's defaults: ``special_tokens`` (extra tokens a document must not
-    forge) and ``chat_template`` (a :class:`~litm.prompt.chat_template.ChatTemplate`, or its source
+    forge) and ``chat_template`` (a :class:`~litm.prompt._chat_template.ChatTemplate`, or its source
     string: every token it treats as special is escaped too, and it enables format ``"jinja"``)."""
 
     special_tokens: tuple[str, ...] = ()

@@ -4,7 +4,7 @@ The user text is::
 
     instruction (+ middle-zone note) (+ quote request)
     question                      <- only with question_position="before" or "both"
-    document blocks               <- in plan order, in the anchor style (see litm.prompt.styles)
+    document blocks               <- in plan order, in the anchor style (see litm.prompt._styles)
     recap of the ids              <- recap=True
     instruction again             <- repeat_instruction=True
     question                      <- question_position="after" (default) or "both"
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from litm.errors import PromptError
 from litm.placement import Doc, PlacementPlan
-from litm.prompt.anchors import AnchorOptions
-from litm.prompt.escape import Neutralizer
-from litm.prompt.options import Escaping, Layout, Wording
-from litm.prompt.styles import get_style, render_blocks
+from litm.prompt._anchors import AnchorOptions
+from litm.prompt._escape import Neutralizer
+from litm.prompt._settings import Escaping, Layout, Wording
+from litm.prompt._styles import get_style, render_blocks
 
 __all__ = ["DocBlock", "Rendered", "neutralizer_for", "render"]
 
@@ -35,9 +35,9 @@ _SEP = "\n\n"
 
 @dataclass(frozen=True, slots=True)
 class DocBlock:
-    """Where one document sits in :attr:`Prompt.user <litm.prompt.prompt.Prompt.user>`: ``user[start:end]``
+    """Where one document sits in :attr:`Prompt.user <litm.prompt._prompt.Prompt.user>`: ``user[start:end]``
     is its whole block. ``id`` is the document's own id, ``shown_id`` the one the prompt shows for it (the
-    same, or its slot number when ids are long: see :func:`~litm.prompt.anchors.shown_ids`)."""
+    same, or its slot number when ids are long: see :func:`~litm.prompt._anchors.shown_ids`)."""
 
     id: str
     slot: int

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from litm.errors import PromptError
-from litm.prompt.escape import Neutralizer
-from litm.prompt.templates import PromptTemplate
+from litm.prompt._escape import Neutralizer
+from litm.prompt._templates import PromptTemplate
 
 __all__ = ["ParsedBlock", "scan_closed"]
 

@@ -1,6 +1,6 @@
 """The :class:`Prompt` value: one rendered prompt, available in every format.
 
-A prompt is rendered once into a system text and a user text (see :mod:`litm.prompt.render`);
+A prompt is rendered once into a system text and a user text (see :mod:`litm.prompt._render`);
 :meth:`Prompt.render` wraps those two strings for a format, so the content is identical across
 formats. ``prompt.text`` is the plain-text form, the exact string a token gate should count for a
 base model; chat models count :meth:`Prompt.to_jinja` or :meth:`Prompt.to_chatml`.
@@ -34,14 +34,14 @@ from typing import Any
 
 from litm.errors import PromptError
 from litm.placement import Doc, PlacementPlan
-from litm.prompt import formats as _formats
-from litm.prompt.anchors import AnchorOptions
-from litm.prompt.chat_template import ChatTemplate
-from litm.prompt.escape import Neutralizer
-from litm.prompt.options import Escaping, Layout, Wording, portable_chat_template
-from litm.prompt.parse import Citations, ParsedPrompt, parse_citations, parse_prompt
-from litm.prompt.render import DocBlock, neutralizer_for, render
-from litm.prompt.templates import PromptTemplate
+from litm.prompt import _formats
+from litm.prompt._anchors import AnchorOptions
+from litm.prompt._chat_template import ChatTemplate
+from litm.prompt._escape import Neutralizer
+from litm.prompt._parse import Citations, ParsedPrompt, parse_citations, parse_prompt
+from litm.prompt._render import DocBlock, neutralizer_for, render
+from litm.prompt._settings import Escaping, Layout, Wording, portable_chat_template
+from litm.prompt._templates import PromptTemplate
 
 __all__ = ["DocBlock", "Prompt", "make_prompt"]
 
@@ -125,7 +125,7 @@ class Prompt:
     @property
     def shown_ids(self) -> list[str]:
         """The ids the prompt shows, in prompt order: :attr:`ids`, or ``1``..``k`` when ids are long
-        (see :func:`~litm.prompt.anchors.shown_ids`); :meth:`citations` maps them back."""
+        (see :func:`~litm.prompt._anchors.shown_ids`); :meth:`citations` maps them back."""
         return [b.shown_id or b.id for b in self.blocks]
 
     def __str__(self) -> str:
@@ -227,7 +227,7 @@ class Prompt:
         return dataclasses.replace(parsed, blocks=blocks)
 
     def citations(self, answer: str) -> Citations:
-        """The documents an answer cites (see :func:`~litm.prompt.parse.parse_citations`)."""
+        """The documents an answer cites (see :func:`~litm.prompt._parse.parse_citations`)."""
         return parse_citations(answer, self)
 
 
