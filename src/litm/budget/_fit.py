@@ -75,10 +75,10 @@ class FitResult:
 
 
 def fit(
-    docs: Sequence[Any],
+    docs: Sequence[object],
     question: str,
-    builder: Any,
-    counter: Any,
+    builder: object,
+    counter: object,
     max_input_tokens: int,
     reserve_output_tokens: int = 0,
     *,
@@ -112,20 +112,24 @@ def fit(
     budget = _budget(max_input_tokens, reserve_output_tokens)
     if not isinstance(question, str):
         raise PromptError(f"question must be str, got {type(question).__name__}")
-    if not callable(getattr(builder, "build", None)):
+    build = getattr(builder, "build", None)
+    if not callable(build):
         raise UnsupportedTypeError(f"builder must have a build(plan, question) method, got {type(builder).__name__}")
     options = PlacementOptions.of(placement, strategy=strategy, rank_by=rank_by)
     count = as_counter(counter)
     ranking = rank(list(docs), placement=options)
     ranked = [r.doc for r in ranking.ranked]
     items = [r.item for r in ranking.ranked]
-    render = _renderer(builder, question, format, count, options)
+    render = _renderer(build, question, format, count, options)
 
-    def result(prompt: Any, counted: TokenCount, kept: list[Doc], first_dropped: int, **extra: Any) -> FitResult:
+    def result(
+        prompt: Any, counted: TokenCount, kept: list[Doc], first_dropped: int, floor: int | None,
+        truncated: str | None = None,
+    ) -> FitResult:
         return FitResult(
-            prompt, counted.tokens, budget, kept=kept, dropped=ranked[first_dropped:],
+            prompt, counted.tokens, budget, floor, kept=kept, dropped=ranked[first_dropped:], truncated=truncated,
             count_calls=count.calls, dropped_items=items[first_dropped:], exact=counted.exact,
-            margin=margin_of(counted), upper=upper_of(counted), excluded=ranking.dropped, **extra,
+            margin=margin_of(counted), upper=upper_of(counted), excluded=ranking.dropped,
         )  # fmt: skip
 
     n = len(ranked)
@@ -218,7 +222,7 @@ def _budget(max_input_tokens: int, reserve_output_tokens: int) -> int:
     return budget
 
 
-def _renderer(builder: Any, question: str, fmt: str, count: Counter, options: PlacementOptions) -> Render:
+def _renderer(build: Callable[..., Any], question: str, fmt: str, count: Counter, options: PlacementOptions) -> Render:
     # The survivors are already ranked (and deduplicated, cut to top_k): place them by rank and hand the builder
     # the plan (never re-placed). The ranking's direction goes along: the plan rescales scores to the relevance
     # the prompt shows.
@@ -226,7 +230,7 @@ def _renderer(builder: Any, question: str, fmt: str, count: Counter, options: Pl
 
     def render(subset: list[Doc]) -> tuple[Any, TokenCount]:
         plan = place(subset, placement=by_rank)
-        prompt = builder.build(plan, question)
+        prompt = build(plan, question)
         return prompt, count_rendered(prompt, fmt, count)
 
     return render
