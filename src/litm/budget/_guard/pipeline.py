@@ -110,6 +110,11 @@ class Step:
 
     The async methods run for async clients; by default they call the sync ones. A step that does I/O
     (a ledger, a network store) overrides them so an event loop is never blocked.
+
+    Each method gets the :class:`Call` being decided (immutable): ``api`` (``"openai-chat"``,
+    ``"openai-responses"``, ``"anthropic"``), ``path``, ``body`` (the request as it will be sent),
+    ``stream``, ``count`` and ``upper`` (the token gate's count and the bound it held), ``compacted``,
+    ``attached`` (what earlier steps attached) and ``attempts``; ``call.replace(body=...)`` is a changed copy.
     """
 
     def before(self, call: Call) -> Call:

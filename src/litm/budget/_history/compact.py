@@ -82,6 +82,10 @@ def compact_history(
     its results, and the latest turn is always kept; when it does not fit with the head,
     :class:`~litm.errors.ContextBudgetExceeded` is raised. The input is not modified.
 
+    Returns a ``Compaction``: ``messages`` to send (with ``system`` for Anthropic), the whole ``request``
+    rebuilt, its count (``tokens``, ``exact``, ``margin``, ``upper``), and what was left out (``summarized``
+    messages replaced by ``summary``; ``kept``, the indices of the original messages that were kept).
+
     Example:
         >>> msgs = [{"role": "system", "content": "Be brief."}] + [
         ...     {"role": r, "content": f"Turn {i}. " + "word " * 40} for i, r in enumerate(["user", "assistant"] * 5)]
