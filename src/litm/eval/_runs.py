@@ -8,9 +8,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from litm.models._base import Completion, Model
 
-__all__ = ["completion_fields", "model_mode"]
+__all__ = ["CompletionFields", "completion_fields", "model_mode"]
 
 
 def model_mode(model: Model) -> str:
@@ -27,7 +29,18 @@ def model_mode(model: Model) -> str:
     return "unknown" if mode is None else ("aligned" if mode else "cold")
 
 
-def completion_fields(done: Completion) -> dict[str, object]:
+class CompletionFields(TypedDict):
+    """The fields of a result row that describe one model call."""
+
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    latency_s: float
+    finish_reason: str
+    sampled: bool
+
+
+def completion_fields(done: Completion) -> CompletionFields:
     """The fields of a result row that describe one model call: usage, latency, finish reason, sampling.
 
     ``sampled`` is True when the answer was sampled rather than decoded greedily (a temperature above 0,

@@ -28,10 +28,10 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from litm.errors import ProbeError
 from litm.eval._stats import Cell, fisher_less, fisher_two_sided, round_p
+from litm.probe._rows import ProbeRow, depth_of
 
 __all__ = ["Cell", "DeadZone", "EdgeCheck", "TaskAnalysis", "analyze", "dead_zone", "effective_length"]
 
@@ -58,7 +58,7 @@ class DeadZone:
             return "none detected"
         return f"depths {', '.join(f'{d:g}' for d in self.depths)} (below the edge at {self.edge_depth:g})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "edge_depth": self.edge_depth,
             "depths": list(self.depths),
@@ -133,7 +133,7 @@ class EdgeCheck:
     echo_share_inner: float
     verdict: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "dip_edges": list(self.dip_edges),
             "layout_edges": {k: v.to_dict() for k, v in self.layout_edges.items()},
@@ -173,7 +173,7 @@ def _nearest(depth: float, grid: Sequence[float]) -> float:
 
 
 def _edge_check(
-    task_rows: Sequence[Mapping[str, Any]], pooled: Mapping[float, Cell], depths: Sequence[float], alpha: float
+    task_rows: Sequence[ProbeRow], pooled: Mapping[float, Cell], depths: Sequence[float], alpha: float
 ) -> EdgeCheck:
     edges = (min(depths), max(depths))
     inner = [d for d in depths if d not in edges]
@@ -217,13 +217,13 @@ def _edge_check(
     return EdgeCheck(dips, layout_edges, echo_e, echo_i, verdict)
 
 
-def _copy_rates(task_rows: Sequence[Mapping[str, Any]], depths: Sequence[float]) -> tuple[float, float]:
+def _copy_rates(task_rows: Sequence[ProbeRow], depths: Sequence[float]) -> tuple[float, float]:
     """Share of trials (gold not at that end) whose answer copied the first / the last item or span."""
     lo, hi = min(depths), max(depths)
     not_first = [r for r in task_rows if r["depth"] != lo]
     not_last = [r for r in task_rows if r["depth"] != hi]
 
-    def copied(r: Mapping[str, Any], at_start: bool) -> bool:
+    def copied(r: ProbeRow, at_start: bool) -> bool:
         pos = r.get("copied_position")
         if pos is None or r.get("hit"):
             return False
@@ -235,26 +235,26 @@ def _copy_rates(task_rows: Sequence[Mapping[str, Any]], depths: Sequence[float])
 
 
 def analyze_task(
-    task: str, rows: Iterable[Mapping[str, Any]], *, alpha: float = DEFAULT_ALPHA, ratio: float = DEFAULT_RATIO
+    task: str, rows: Iterable[ProbeRow], *, alpha: float = DEFAULT_ALPHA, ratio: float = DEFAULT_RATIO
 ) -> TaskAnalysis:
     """Analyse one task's rows (trials and closed-book controls)."""
     all_rows = [r for r in rows if r.get("task") == task]
     trials = [r for r in all_rows if r.get("kind") == "trial"]
     closed = [r for r in all_rows if r.get("kind") == "closed_book"]
-    depths = tuple(sorted({float(r["depth"]) for r in trials}))
+    depths = tuple(sorted({depth_of(r) for r in trials}))
     lengths = tuple(sorted({int(r["length"]) for r in trials}))
     table: dict[tuple[int, float], Cell] = {}
     by_layout: dict[str, dict[float, Cell]] = {}
     misses: dict[float, Counter[str]] = {d: Counter() for d in depths}
     for r in trials:
-        obs = r.get("observations") or [[r["depth"], r["hit"]]]
+        obs = r.get("observations") or [[depth_of(r), r["hit"]]]
         for d, h in obs:
             key = (int(r["length"]), _nearest(float(d), depths))
             table[key] = table.get(key, Cell(0, 0)) + Cell(int(bool(h)), 1)
         lay = by_layout.setdefault(str(r["layout"]), {})
-        lay[float(r["depth"])] = lay.get(float(r["depth"]), Cell(0, 0)) + Cell(int(bool(r["hit"])), 1)
+        lay[depth_of(r)] = lay.get(depth_of(r), Cell(0, 0)) + Cell(int(bool(r["hit"])), 1)
         if not r["hit"]:
-            misses[float(r["depth"])][str(r.get("miss") or "other")] += 1
+            misses[depth_of(r)][str(r.get("miss") or "other")] += 1
     pooled = {d: sum((table.get((length, d), Cell(0, 0)) for length in lengths), Cell(0, 0)) for d in depths}
     zones = {length: dead_zone({d: table.get((length, d), Cell(0, 0)) for d in depths}, alpha) for length in lengths}
     eff, base, mid = effective_length(table, ratio)
@@ -358,7 +358,7 @@ _TRIAL_FIELDS: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
-def check_row(row: Mapping[str, Any], number: int) -> None:
+def check_row(row: Mapping[str, object], number: int) -> None:
     """Raise :class:`~litm.probe.ProbeError` unless results row ``number`` has the fields the analysis reads.
 
     >>> check_row({"task": "needle", "kind": "closed_book", "hit": False}, 1)
@@ -378,7 +378,7 @@ def check_row(row: Mapping[str, Any], number: int) -> None:
 
 
 def analyze(
-    rows: Iterable[Mapping[str, Any]],
+    rows: Iterable[ProbeRow],
     *,
     tasks: Sequence[str] | None = None,
     alpha: float = DEFAULT_ALPHA,

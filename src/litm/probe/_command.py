@@ -8,7 +8,7 @@ sweep starts, not after it ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,7 +140,7 @@ def rewrite_outputs(out: Path, echo: Echo, *, ratio: float = 0.85, rescore: bool
                     corpus: Path | None = None) -> ProbeOutputs:  # fmt: skip
     """Re-analyse the run in ``out`` (finished or partial) and rewrite its profile, plots and report;
     ``rescore`` first scores the stored outputs again under the current rules."""
-    rows = read_rows(out / "results.jsonl")
+    rows: Sequence[Mapping[str, object]] = read_rows(out / "results.jsonl")
     settings = read_settings(out / "run.json")
     for section in ("model", "config", "corpus"):
         if not isinstance(settings.get(section) or {}, dict):

@@ -18,12 +18,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from litm.errors import PriceUnknownError
 from litm.models._base import Model
+from litm.probe._rows import ProbeRow
 from litm.spend import PriceTable, Usage
 from litm.spend._cost import price_usage
 from litm.spend._money import format_usd, rate_to_usd_per_mtok
@@ -38,7 +38,7 @@ def provider_of(model: Model) -> str | None:
     return scheme if scheme in ("openai", "anthropic") else None
 
 
-def row_usage(row: Mapping[str, Any]) -> Usage:
+def row_usage(row: ProbeRow) -> Usage:
     """The billed usage of one results row (``input_tokens`` counts every prompt token, cached or not)."""
     return Usage(
         int(row.get("input_tokens") or 0),
@@ -68,7 +68,7 @@ class Bill:
     def usd(self) -> str | None:
         return None if self.micros is None else format_usd(self.micros)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "calls": self.calls,
             "input_tokens": self.input_tokens,

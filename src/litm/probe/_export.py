@@ -108,7 +108,7 @@ def _weight(depth: float, cell: Cell) -> float:
     return round(cell.acc + 1e-4 * abs(2 * depth - 1), 6)
 
 
-def summary(a: TaskAnalysis) -> dict[str, Any]:
+def summary(a: TaskAnalysis) -> dict[str, object]:
     """A JSON-ready summary of one task: cells, pooled curve, dead zone, effective length, controls."""
     return {
         "task": a.task,

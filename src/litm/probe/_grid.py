@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 from litm.errors import ProbeError
 
@@ -129,16 +129,16 @@ class ProbeConfig:
         object.__setattr__(self, "lengths", parse_lengths(self.lengths))
         object.__setattr__(self, "depths", parse_depths(self.depths))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """The settings that shape an existing row's prompt (a resume must keep them; the grid may grow).
 
         ``independent`` filler is left out, as runs before version 2 did not record it. Nested filler also
         ties a length's prompts to the grid's shorter lengths: :meth:`check_growth` guards that.
         """
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "seed": self.seed,
             "k": self.k,
             "chain_depth": self.chain_depth,

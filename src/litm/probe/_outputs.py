@@ -18,6 +18,7 @@ from litm.errors import ProbeError
 from litm.placement._profile import PositionProfile
 from litm.probe._analysis import DEFAULT_ALPHA, DEFAULT_RATIO, TaskAnalysis, analyze
 from litm.probe._export import summary, to_profile
+from litm.probe._rows import rows_of
 
 __all__ = ["ProbeOutputs", "write_outputs"]
 
@@ -46,8 +47,10 @@ def write_outputs(
     alpha: float = DEFAULT_ALPHA,
     extra: Sequence[str] = (),
 ) -> ProbeOutputs:
-    """Analyse ``rows`` and write the profile (of the first task), summary, plots and report."""
+    """Analyse ``rows`` (a run's, or read back from its ``results.jsonl``) and write the profile (of the first
+    task), summary, plots and report."""
     out = Path(out_dir)
+    rows = rows_of(rows)
     config = settings.get("config") or {}
     tasks = [t for t in config.get("tasks", []) if any(r.get("task") == t and r.get("kind") == "trial" for r in rows)]
     analyses = analyze(rows, tasks=tasks or None, alpha=alpha, ratio=ratio)

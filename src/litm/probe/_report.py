@@ -21,6 +21,7 @@ from litm.eval._scoring import MISS_CLASSES
 from litm.eval._stats import Cell
 from litm.probe._analysis import TaskAnalysis
 from litm.probe._export import recommended_max_input_tokens
+from litm.probe._rows import ProbeRow
 
 __all__ = ["write_report"]
 
@@ -80,8 +81,8 @@ def _layout_table(a: TaskAnalysis) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
-def _examples(rows: Sequence[Mapping[str, Any]], task: str, per_class: int = 3) -> str:
-    by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def _examples(rows: Sequence[ProbeRow], task: str, per_class: int = 3) -> str:
+    by: dict[str, list[ProbeRow]] = defaultdict(list)
     for r in rows:
         if r.get("task") == task and r.get("kind") == "trial" and not r.get("hit"):
             by[str(r.get("miss"))].append(r)
@@ -102,7 +103,7 @@ def _examples(rows: Sequence[Mapping[str, Any]], task: str, per_class: int = 3) 
 
 
 def _task_section(
-    a: TaskAnalysis, rows: Sequence[Mapping[str, Any]], plots: Mapping[str, Path], window: int | None
+    a: TaskAnalysis, rows: Sequence[ProbeRow], plots: Mapping[str, Path], window: int | None
 ) -> str:
     rec, why = recommended_max_input_tokens(a, window)
     parts = [f"<h2>Task <code>{esc(a.task)}</code></h2>", '<div class="box"><ul>']
@@ -129,7 +130,7 @@ def _task_section(
 def write_report(
     out_dir: str | Path,
     analyses: Mapping[str, TaskAnalysis],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[ProbeRow],
     settings: Mapping[str, Any],
     *,
     plots: Sequence[Path] = (),

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from litm.errors import ProbeError
 from litm.probe._analysis import check_row
@@ -24,7 +24,7 @@ from litm.probe._grid import ProbeConfig
 from litm.probe._items import ItemTask
 from litm.probe._recipe import rebuild_document
 from litm.probe._registry import get_task
-from litm.probe._rows import score_fields
+from litm.probe._rows import ProbeRow, score_fields
 from litm.util._files import atomic_write
 
 __all__ = ["config_from_settings", "rescore_rows", "write_rows"]
@@ -39,10 +39,10 @@ def config_from_settings(config: Mapping[str, Any]) -> ProbeConfig:
 
 def rescore_rows(
     rows: Sequence[Mapping[str, Any]], config: Mapping[str, Any], corpus: Corpus | None = None
-) -> list[dict[str, Any]]:
+) -> list[ProbeRow]:
     """Rows with their scored fields recomputed (hit, score, miss, copied position, observations)."""
     cfg = config_from_settings(config)
-    out: list[dict[str, Any]] = []
+    out: list[ProbeRow] = []
     for number, row in enumerate(rows, start=1):
         check_row(row, number)
         try:
@@ -55,7 +55,7 @@ def rescore_rows(
     return out
 
 
-def _rescore(row: Mapping[str, Any], cfg: ProbeConfig, corpus: Corpus | None) -> dict[str, Any]:
+def _rescore(row: Mapping[str, Any], cfg: ProbeConfig, corpus: Corpus | None) -> ProbeRow:
     task = get_task(str(row["task"]), k=cfg.k, second_depth=cfg.chain_depth)
     depth = row.get("depth")
     inst = task.instance(int(row["seed"]), 0.5 if depth is None else float(depth), cfg.depths)
@@ -78,9 +78,10 @@ def _rescore(row: Mapping[str, Any], cfg: ProbeConfig, corpus: Corpus | None) ->
         document=document,
         distractor_positions=positions,
     )
-    return {**row, **scored}
+    # A row the probe wrote (check_row passed), with its scored fields replaced.
+    return cast(ProbeRow, {**row, **scored})
 
 
-def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+def write_rows(path: str | Path, rows: Sequence[ProbeRow]) -> None:
     """Replace a results file atomically (written beside it, then renamed over it)."""
     atomic_write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

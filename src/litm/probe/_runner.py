@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from litm._version import __version__
 from litm.errors import ProbeError
@@ -39,7 +39,7 @@ from litm.probe._corpus import Corpus
 from litm.probe._cost import Bill, Pricer, provider_of, row_usage
 from litm.probe._grid import ProbeConfig, TrialSpec, plan
 from litm.probe._prepare import Prepared, ProbeContext, prepare
-from litm.probe._rows import PROBE_VERSION, make_row
+from litm.probe._rows import PROBE_VERSION, ProbeRow, make_row, rows_of
 from litm.probe._schedule import PrefillCost, PrefillMeter, batches, run_order, token_encoder
 from litm.probe._sequential import Sequential
 from litm.util._files import atomic_write
@@ -57,17 +57,17 @@ class ProbeRun:
     """
 
     out_dir: Path
-    rows: list[dict[str, Any]]
+    rows: list[ProbeRow]
     new_rows: int
     skipped: int
     wall_s: float
     input_tokens: int = 0
     prefill_tokens: int = 0
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: ProbeSettings = field(default_factory=lambda: ProbeSettings())
     model_s: float = 0.0
     prefill: PrefillCost | None = None
     bill: Bill | None = None
-    stopping: dict[str, Any] | None = None
+    stopping: dict[str, object] | None = None
 
     def describe(self) -> str:
         """The run's cost in a few lines (what the CLI prints)."""
@@ -82,7 +82,7 @@ class ProbeRun:
         return "\n".join(lines)
 
 
-def reuse_rule(model: Model, options: Mapping[str, Any] | None = None) -> str | None:
+def reuse_rule(model: Model, options: Mapping[str, object] | None = None) -> str | None:
     """The KV-reuse rule of a local model for :class:`~litm.probe._schedule.PrefillMeter` (None if remote).
 
     ``options`` are those it was loaded with (``n_batch``: the chunk aligned reuse keeps; 512 by default).
@@ -91,8 +91,25 @@ def reuse_rule(model: Model, options: Mapping[str, Any] | None = None) -> str | 
     if mode in ("full", "cold"):
         return mode
     if mode == "aligned":
-        return f"aligned:{int((options or {}).get('n_batch', 512))}"
+        batch = (options or {}).get("n_batch", 512)
+        if not isinstance(batch, int) or isinstance(batch, bool):
+            raise ProbeError(f"n_batch must be an integer, got {batch!r}")
+        return f"aligned:{batch}"
     return None
+
+
+class ProbeSettings(TypedDict, total=False):
+    """``run.json`` of a probe run (``identity`` is what a resume must match; ``cost`` the last call's)."""
+
+    probe_version: int
+    litm_version: str
+    model: dict[str, object]
+    tokenizer: dict[str, object]
+    config: dict[str, object]
+    corpus: dict[str, object] | None
+    identity: dict[str, object]
+    command: str | None
+    cost: dict[str, object]
 
 
 def run_settings(
@@ -100,11 +117,11 @@ def run_settings(
     config: ProbeConfig,
     ctx: ProbeContext,
     command: str | None = None,
-    model_options: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    model_options: Mapping[str, object] | None = None,
+) -> ProbeSettings:
     """``run.json``: model, mode, grid, corpus and versions; ``identity`` is what a resume must match."""
     corpus = ctx.corpus
-    identity = {
+    identity: dict[str, object] = {
         **config.identity(),
         "model": getattr(model, "spec", "") or model.name,
         "mode": model_mode(model),
@@ -151,8 +168,11 @@ def _execute(model: Model, chains: Sequence[Chain], on_done: Callable[[Prepared,
     """
 
     def call(p: Prepared, cache_at: tuple[int, ...]) -> Completion:
-        options: dict[str, Any] = {"cache_at": cache_at} if cache_at else {}
-        return model.complete(p.built.prompt, max_tokens=p.max_tokens, temperature=0.0, seed=p.spec.seed, **options)
+        if cache_at:
+            return model.complete(
+                p.built.prompt, max_tokens=p.max_tokens, temperature=0.0, seed=p.spec.seed, cache_at=cache_at
+            )
+        return model.complete(p.built.prompt, max_tokens=p.max_tokens, temperature=0.0, seed=p.spec.seed)
 
     limit = int(getattr(model, "concurrency", 1))
     if not getattr(model, "remote", False) or limit <= 1 or len(chains) <= 1:
@@ -199,9 +219,9 @@ def run_probe(
     corpus: Corpus | None = None,
     progress: bool = True,
     fresh: bool = False,
-    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_row: Callable[[ProbeRow], None] | None = None,
     command: str | None = None,
-    model_options: Mapping[str, Any] | None = None,
+    model_options: Mapping[str, object] | None = None,
     prices: Pricer | None = None,
 ) -> ProbeRun:
     """Run (or resume) the grid of ``config`` on ``model``; rows go to ``out_dir/results.jsonl`` as they finish.
@@ -228,7 +248,7 @@ def run_probe(
     log = ResultsLog(out / "results.jsonl")
     specs = plan(config)
     pending = [s for s in specs if s.key not in log]
-    stopping = Sequential(config, log.rows) if config.adaptive else None
+    stopping = Sequential(config, rows_of(log.rows)) if config.adaptive else None
     mode = model_mode(model)
     remote = bool(getattr(model, "remote", False))
     rule = reuse_rule(model, model_options)
@@ -237,7 +257,7 @@ def run_probe(
     policy = cache_policy(model)
     pricer = prices or Pricer(model.name, provider_of(model))
     start = time.perf_counter()
-    new: list[dict[str, Any]] = []
+    new: list[ProbeRow] = []
 
     def done(p: Prepared, completion: Completion) -> None:
         row = make_row(p, completion, model, mode)
@@ -271,7 +291,7 @@ def run_probe(
                         stopping.close_round(group[0].task, group[0].trial)
     run = ProbeRun(
         out_dir=out,
-        rows=list(log.rows),
+        rows=list(rows_of(log.rows)),
         new_rows=len(new),
         skipped=len(specs) - len(pending),
         wall_s=time.perf_counter() - start,
@@ -288,7 +308,7 @@ def run_probe(
     return run
 
 
-def _cost_record(run: ProbeRun) -> dict[str, Any]:
+def _cost_record(run: ProbeRun) -> dict[str, object]:
     """The ``cost`` section of ``run.json``: what the last invocation evaluated and billed."""
     return {
         "new_rows": run.new_rows,

@@ -36,12 +36,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from litm.errors import ProbeError
 from litm.eval._stats import Cell, fisher_less, wilson_half_width
 from litm.probe._analysis import DEFAULT_ALPHA, DEFAULT_RATIO, dead_zone, effective_length
 from litm.probe._grid import ProbeConfig, TrialSpec
+from litm.probe._rows import ProbeRow, depth_of
 
 __all__ = ["Counts", "Sequential", "SimulationResult", "StoppingRule", "simulate", "verdicts"]
 
@@ -197,7 +197,7 @@ class Sequential:
     """
 
     def __init__(
-        self, config: ProbeConfig, rows: Iterable[Mapping[str, Any]] = (), rule: StoppingRule | None = None
+        self, config: ProbeConfig, rows: Iterable[ProbeRow] = (), rule: StoppingRule | None = None
     ) -> None:
         self.rule = rule if rule is not None else StoppingRule.from_config(config)
         self.cells = {t: [(length, d) for length in config.lengths for d in config.depths] for t in config.tasks}
@@ -205,10 +205,10 @@ class Sequential:
         self.frozen: dict[str, dict[tuple[int, float], int]] = {t: {} for t in config.tasks}
         self._replay([r for r in rows if r.get("kind") == "trial" and r.get("task") in self.counts])
 
-    def _replay(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        by_round: dict[tuple[str, int], dict[tuple[int, float], Mapping[str, Any]]] = {}
+    def _replay(self, rows: Sequence[ProbeRow]) -> None:
+        by_round: dict[tuple[str, int], dict[tuple[int, float], ProbeRow]] = {}
         for r in rows:
-            by_round.setdefault((str(r["task"]), int(r["trial"])), {})[(int(r["length"]), float(r["depth"]))] = r
+            by_round.setdefault((str(r["task"]), int(r["trial"])), {})[(int(r["length"]), depth_of(r))] = r
         for task, cells in self.cells.items():
             for t in range(self.rule.trials):
                 due = [c for c in cells if c not in self.frozen[task]]
@@ -219,12 +219,12 @@ class Sequential:
                     self.observe(got[c])
                 self.close_round(task, t)
 
-    def observe(self, row: Mapping[str, Any]) -> None:
+    def observe(self, row: ProbeRow) -> None:
         """Count one finished trial row (the fact at the cell's own depth, for multi-fact tasks)."""
         if row.get("kind") != "trial" or row.get("task") not in self.counts:
             return
-        obs = row.get("observations") or [[row["depth"], row["hit"]]]
-        cell = (int(row["length"]), float(row["depth"]))
+        obs = row.get("observations") or [[depth_of(row), row["hit"]]]
+        cell = (int(row["length"]), depth_of(row))
         h, n = self.counts[str(row["task"])].get(cell, (0, 0))
         self.counts[str(row["task"])][cell] = (h + bool(obs[0][1]), n + 1)
 
@@ -240,7 +240,7 @@ class Sequential:
             return True
         return (spec.length, spec.depth) not in self.frozen[spec.task] and spec.trial < self.rule.trials
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """Per task: trials run per cell, and the round after which each stopped cell stopped."""
         return {
             task: {

@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from litm.errors import ProbeError
 from litm.probe._corpus import Corpus, Unit
@@ -94,7 +94,7 @@ class BuiltPrompt:
     exact: bool
     actual_depths: tuple[float, ...]
     document: str
-    recipe: dict[str, Any]
+    recipe: Mapping[str, object]
     # Relative position (0..1) of each distractor value in the document, for copy-position analysis.
     distractor_positions: Mapping[str, float] = field(default_factory=dict)
 
@@ -145,7 +145,7 @@ class Task:
             document="", question=inst.question, answer_prefix=inst.answer_prefix, instruction=inst.instruction
         )
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         """Settings that change the prompts (stored in the run settings)."""
         return {}
 
@@ -277,7 +277,7 @@ class ChainTask(HaystackTask):
             raise ProbeError(f"chain second_depth {second_depth!r} is outside [0, 1]")
         self.second_depth = second_depth
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         return {"second_depth": self.second_depth}
 
     def instance(self, seed: int, depth: float, depths: Sequence[float]) -> TaskInstance:
@@ -308,7 +308,7 @@ class MultiNeedleTask(HaystackTask):
             raise ProbeError(f"multi-needle k must be at least 2, got {k}")
         self.k = k
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         return {"k": self.k}
 
     def instance(self, seed: int, depth: float, depths: Sequence[float]) -> TaskInstance:
