@@ -62,6 +62,9 @@ CountAs = Literal["openai", "anthropic", "text"]
 #: Anthropic request, or the plain-text prompt (a completion model).
 COUNT_AS: tuple[str, ...] = ("openai", "anthropic", "text")
 
+#: What a component's ``profile=`` takes: a measured profile, its JSON form (a mapping) or a profile file's path.
+ProfileLike = PositionProfile | Mapping[str, object] | str | Path
+
 
 def as_profile(value: object) -> PositionProfile | None:
     """A profile from a :class:`PositionProfile`, its JSON form (a mapping) or the path of a profile file.

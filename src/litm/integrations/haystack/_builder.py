@@ -15,14 +15,14 @@ Example:
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, TypedDict
 
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from litm.integrations._options import optional_budget, placing_dict
+from litm.integrations._options import ProfileLike, optional_budget, placing_dict
 from litm.integrations._steps import assemble
-from litm.integrations.haystack._rankers import LitmRanker, as_builder
+from litm.integrations.haystack._rankers import BuilderLike, LitmRanker, as_builder
 from litm.integrations.haystack._serde import dump, load
 from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import Prompt
@@ -31,6 +31,14 @@ __all__ = ["MODULE", "LitmPromptBuilder"]
 
 #: Where Haystack saves, and loads, this component from.
 MODULE = "haystack_integrations.components.builders.litm"
+
+
+class PromptOutput(TypedDict):
+    """:meth:`LitmPromptBuilder.run`'s outputs (see the class)."""
+
+    prompt: list[ChatMessage]
+    text: str
+    documents: list[Document]
 
 
 @component
@@ -58,7 +66,7 @@ class LitmPromptBuilder:
 
     def __init__(
         self,
-        builder: Any = None,
+        builder: BuilderLike | None = None,
         tokenizer: str | None = None,
         max_input_tokens: int | None = None,
         reserve_output_tokens: int = 0,
@@ -69,7 +77,7 @@ class LitmPromptBuilder:
         dedup: str | None = "id",
         top_k: int | None = None,
         min_docs: int | None = None,
-        profile: Any = None,
+        profile: ProfileLike | None = None,
     ) -> None:
         self.builder = as_builder(builder)
         self.budget = optional_budget("LitmPromptBuilder", tokenizer, max_input_tokens, reserve_output_tokens, count_as)
@@ -91,7 +99,7 @@ class LitmPromptBuilder:
         return load(cls, data)
 
     @component.output_types(prompt=list[ChatMessage], text=str, documents=list[Document])
-    def run(self, query: str, documents: list[Document], max_input_tokens: int | None = None) -> dict[str, Any]:
+    def run(self, query: str, documents: list[Document], max_input_tokens: int | None = None) -> PromptOutput:
         """The prompt for ``query`` over ``documents`` (``max_input_tokens`` overrides the budget's for this run)."""
         budget = self.budget
         if max_input_tokens is not None:
@@ -105,7 +113,7 @@ class LitmPromptBuilder:
     @component.output_types(prompt=list[ChatMessage], text=str, documents=list[Document])
     async def run_async(
         self, query: str, documents: list[Document], max_input_tokens: int | None = None
-    ) -> dict[str, Any]:
+    ) -> PromptOutput:
         """:meth:`run` (building and counting are local and offline)."""
         return self.run(query, documents, max_input_tokens)
 

@@ -16,11 +16,12 @@ Example:
 """
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from haystack import Document, component
 
-from litm.integrations._options import Budget, placing, placing_dict
+from litm.integrations._options import Budget, ProfileLike, placing, placing_dict
 from litm.integrations._steps import reorder, trim
 from litm.integrations.haystack._serde import dump, load
 from litm.placement import PlacementOptions
@@ -31,6 +32,22 @@ __all__ = ["MODULE", "LitmRanker", "LitmTrimmer"]
 
 #: Where Haystack saves, and loads, these components from.
 MODULE = "haystack_integrations.components.rankers.litm"
+
+#: What ``builder=`` takes: a :class:`~litm.prompt.PromptBuilder` or its ``to_dict()`` form (None: litm's default).
+BuilderLike = PromptBuilder | Mapping[str, object]
+
+
+class RankerOutput(TypedDict):
+    """:meth:`LitmRanker.run`'s output."""
+
+    documents: list[Document]
+
+
+class TrimmerOutput(TypedDict):
+    """:meth:`LitmTrimmer.run`'s outputs: the documents kept, placed, and those the budget cut."""
+
+    documents: list[Document]
+    dropped: list[Document]
 
 
 @component
@@ -61,7 +78,7 @@ class LitmRanker:
         dedup: str | None = "id",
         top_k: int | None = None,
         min_docs: int | None = None,
-        profile: Any = None,
+        profile: ProfileLike | None = None,
     ) -> None:
         self.placing = placing(
             {"strategy": strategy, "rank_by": rank_by, "higher_is_better": higher_is_better, "dedup": dedup,
@@ -79,12 +96,12 @@ class LitmRanker:
         return load(cls, data)
 
     @component.output_types(documents=list[Document])
-    def run(self, documents: list[Document], top_k: int | None = None) -> dict[str, Any]:
+    def run(self, documents: list[Document], top_k: int | None = None) -> RankerOutput:
         """``documents`` placed (the best ``top_k`` of them when given, here or at construction)."""
         return {"documents": list(reorder(documents, _with_top_k(self.placing, top_k)).items)}
 
     @component.output_types(documents=list[Document])
-    async def run_async(self, documents: list[Document], top_k: int | None = None) -> dict[str, Any]:
+    async def run_async(self, documents: list[Document], top_k: int | None = None) -> RankerOutput:
         """:meth:`run` (placement is quick and does no I/O)."""
         return self.run(documents, top_k)
 
@@ -116,14 +133,14 @@ class LitmTrimmer:
         max_input_tokens: int,
         reserve_output_tokens: int = 0,
         count_as: str = "openai",
-        builder: Any = None,
+        builder: BuilderLike | None = None,
         strategy: str = DEFAULT_STRATEGY,
         rank_by: str = "auto",
         higher_is_better: bool = True,
         dedup: str | None = "id",
         top_k: int | None = None,
         min_docs: int | None = None,
-        profile: Any = None,
+        profile: ProfileLike | None = None,
     ) -> None:
         self.budget = Budget(tokenizer, max_input_tokens, reserve_output_tokens, count_as)  # type: ignore[arg-type]
         self.builder = as_builder(builder)
@@ -143,7 +160,7 @@ class LitmTrimmer:
         return load(cls, data)
 
     @component.output_types(documents=list[Document], dropped=list[Document])
-    def run(self, documents: list[Document], query: str, max_input_tokens: int | None = None) -> dict[str, Any]:
+    def run(self, documents: list[Document], query: str, max_input_tokens: int | None = None) -> TrimmerOutput:
         """The documents that fit the budget for ``query``, placed, and those the budget cut (best-ranked first).
 
         Duplicates and documents beyond ``top_k`` are removed before the budget, as asked, and are in neither.
@@ -157,7 +174,7 @@ class LitmTrimmer:
     @component.output_types(documents=list[Document], dropped=list[Document])
     async def run_async(
         self, documents: list[Document], query: str, max_input_tokens: int | None = None
-    ) -> dict[str, Any]:
+    ) -> TrimmerOutput:
         """:meth:`run` (the count is local and offline)."""
         return self.run(documents, query, max_input_tokens)
 

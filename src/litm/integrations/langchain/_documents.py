@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
@@ -41,7 +41,7 @@ class LangChainPlacing(PlacingFields):
 
     rank_by: RankByOption = "input"
 
-    def placing_for(self, items: Sequence[Any]) -> PlacementOptions:
+    def placing_for(self, items: Sequence[object]) -> PlacementOptions:
         """The :class:`~litm.placement.PlacementOptions` for ``items``, refusing pairs of unknown direction."""
         if "higher_is_better" not in self.model_fields_set and any(_is_scored_pair(x) for x in items):
             raise InvalidOptionError(
@@ -59,7 +59,7 @@ class LitmReorder(
     LangChainPlacing,
     BaseDocumentTransformer,
     BaseDocumentCompressor,
-    RunnableSerializable[Sequence[Any], list[Any]],
+    RunnableSerializable[Sequence[object], list[object]],
 ):
     """Place retrieved documents where the model looks: a drop-in for ``LongContextReorder``.
 
@@ -78,7 +78,7 @@ class LitmReorder(
         ['a', 'c', 'b']
     """
 
-    def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+    def transform_documents(self, documents: Sequence[Document], **kwargs: object) -> Sequence[Document]:
         """The documents placed by the strategy (``kwargs`` are accepted for the interface and unused)."""
         return list(reorder(documents, self.placing_for(documents)).items)
 
@@ -88,11 +88,13 @@ class LitmReorder(
         """The documents placed by the strategy; placement does not depend on the query."""
         return self.transform_documents(documents)
 
-    def invoke(self, input: Sequence[Any], config: RunnableConfig | None = None, **kwargs: Any) -> list[Any]:
+    def invoke(
+        self, input: Sequence[object], config: RunnableConfig | None = None, **kwargs: object
+    ) -> list[object]:
         """Place documents (or ``(document, score)`` pairs) as a step of an LCEL chain."""
         return self._call_with_config(self._place, input, config, run_type="parser")
 
-    def _place(self, items: Sequence[Any]) -> list[Any]:
+    def _place(self, items: Sequence[object]) -> list[object]:
         return list(reorder(items, self.placing_for(items)).items)
 
 
