@@ -36,9 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from litm.bench._runner import continuations
+from litm.models import load_model
+from litm.models._local import LocalModel
+from litm.placement import PositionProfile
+from litm.placement._registry import DEFAULT_STRATEGY
 from litm.probe._demo import DEMO_THREADS, compare, demo_index, demo_pipeline, demo_rows, is_correct
-from litm.models import LocalModel, load_model
-from litm.placement import DEFAULT_STRATEGY, PositionProfile
 from litm.rag import Answer, Pipeline
 from litm.rag._defaults import DEFAULT_MODEL
 from litm.retrieve import Hit

@@ -17,7 +17,8 @@ from http_capture import check_anthropic, check_openai_chat, check_responses
 from litm.budget import compact_history
 from litm.budget._history import SUMMARY_PREFIX, compact_request, extractive_summary
 from litm.errors import ContextBudgetExceeded, InvalidOptionError, LitmError, PromptError, UnsupportedTypeError
-from litm.models.tokenizers import TOOLS_OVERHEAD_TOKENS, count_request
+from litm.models.tokenizers import count_request
+from litm.models.tokenizers._base import TOOLS_OVERHEAD_TOKENS
 from litm.tokens import get_tokenizer
 from transcripts import (
     SYSTEM_BLOCKS,

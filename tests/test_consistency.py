@@ -25,7 +25,8 @@ from litm.consistency._psc import DEFAULT_BUILDER
 from litm.consistency._rag import uncited
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, LitmError, PromptError, UnsupportedTypeError
 from litm.eval._scoring import normalize
-from litm.models import LocalModel, load_model
+from litm.models import load_model
+from litm.models._local import LocalModel
 from litm.prompt import AnchorOptions, PromptBuilder
 from litm.rag import Pipeline
 from litm.retrieve import Index
