@@ -9,8 +9,7 @@ import pytest
 
 from fixtures_redis import RedisServer
 from litm.errors import LedgerUnavailableError, LitmError
-from litm.spend import SpendCap
-from litm.spend import RedisLedger
+from litm.spend import RedisLedger, SpendCap
 
 pytestmark = pytest.mark.redis
 MINI = {"model": "gpt-4o-mini", "provider": "openai", "input_tokens": 100, "max_tokens": 10}

@@ -18,8 +18,7 @@ import pytest
 
 from fixtures_redis import RedisServer
 from litm.errors import LedgerUnavailableError, ReserveUncertainError
-from litm.spend import SpendCap
-from litm.spend import RedisLedger
+from litm.spend import RedisLedger, SpendCap
 
 pytestmark = pytest.mark.redis
 TIMEOUT_S = 0.3

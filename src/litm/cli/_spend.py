@@ -17,9 +17,8 @@ import typer
 
 from litm.cli import app
 from litm.errors import CorruptLedgerError
-from litm.spend._budget import SpendCap
-from litm.spend._ledger import Ledger, SQLiteLedger, open_ledger
-from litm.spend._money import format_usd, parse_usd
+from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger, parse_usd
+from litm.spend._money import format_usd
 from litm.spend._scopes import check_scope
 
 spend_app = typer.Typer(help="Read and administer a spend ledger (SQLite path or redis:// URL).", no_args_is_help=True)
