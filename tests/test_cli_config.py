@@ -118,7 +118,7 @@ def test_a_bad_prompt_config_is_one_typed_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tmp_path / "prompt.toml"
-    config.write_text('no_scores = true\n')
+    config.write_text("no_scores = true\n")
     code, err = run_main(monkeypatch, capsys, "prompt", str(DOCS), "-q", "x", "--config", str(config))
     assert code == 2 and "unknown key 'no_scores'" in err and len(err.strip().splitlines()) == 1, err
     config.write_text('strategy = "sideways"\n')

@@ -19,8 +19,8 @@ import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.cli._bench import _ints, _split
+from litm.cli._options import FormatOpt, LangOpt, QuestionPosOpt, ScoreAsOpt, StyleOpt, check_strategy
 from litm.errors import PromptError
 from litm.placement._registry import strategy_names
 from litm.probe import ProbeError

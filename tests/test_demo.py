@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from litm.probe._demo import demo_index, demo_pipeline, demo_rows
 from litm.models import load_model
 from litm.placement import PositionProfile
+from litm.probe._demo import demo_index, demo_pipeline, demo_rows
 from litm.rag import rank_chart
 
 

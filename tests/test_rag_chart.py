@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from litm.probe._chart import bundled_profile
 from litm.errors import InvalidOptionError, InvalidProfileError
 from litm.placement import PositionProfile
+from litm.probe._chart import bundled_profile
 from litm.rag import rank_chart
 
 ROOT = Path(__file__).resolve().parents[1]

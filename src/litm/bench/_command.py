@@ -39,9 +39,7 @@ def with_data_defaults(config: BenchConfig) -> BenchConfig:
     ('default', 'bracket')
     """
     multi = config.data != "nq"
-    strategies = config.strategies or (
-        tuple(s for s in STRATEGIES if s in GOLDSET_STRATEGIES) if multi else STRATEGIES
-    )
+    strategies = config.strategies or (tuple(s for s in STRATEGIES if s in GOLDSET_STRATEGIES) if multi else STRATEGIES)
     arms = config.ablation_arms or (("default", "bracket") if multi else NQ_ARMS)
     return dataclasses.replace(config, strategies=strategies, ablation_arms=arms)
 

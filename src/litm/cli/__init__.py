@@ -42,22 +42,24 @@ def _root(
     """Measure and beat the Lost-in-the-Middle effect in LLM and RAG prompts."""
 
 
-# Command modules register themselves on import; keep one line per module.
-from litm.cli import _bench  # noqa: E402,F401
-from litm.cli import _chart  # noqa: E402,F401
-from litm.cli import _code  # noqa: E402,F401
-from litm.cli import _compress  # noqa: E402,F401
-from litm.cli import _demo  # noqa: E402,F401
-from litm.cli import _fit  # noqa: E402,F401
-from litm.cli import _index  # noqa: E402,F401
-from litm.cli import _models  # noqa: E402,F401
-from litm.cli import _place  # noqa: E402,F401
-from litm.cli import _probe  # noqa: E402,F401
-from litm.cli import _prompt  # noqa: E402,F401
-from litm.cli import _rag  # noqa: E402,F401
-from litm.cli import _report  # noqa: E402,F401
-from litm.cli import _serve  # noqa: E402,F401
-from litm.cli import _spend  # noqa: E402,F401
+# Command modules register themselves on import; one line per module.
+from litm.cli import (  # noqa: E402
+    _bench,  # noqa: F401
+    _chart,  # noqa: F401
+    _code,  # noqa: F401
+    _compress,  # noqa: F401
+    _demo,  # noqa: F401
+    _fit,  # noqa: F401
+    _index,  # noqa: F401
+    _models,  # noqa: F401
+    _place,  # noqa: F401
+    _probe,  # noqa: F401
+    _prompt,  # noqa: F401
+    _rag,  # noqa: F401
+    _report,  # noqa: F401
+    _serve,  # noqa: F401
+    _spend,  # noqa: F401
+)
 
 
 def _one_line(message: str) -> str:
