@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from litm.cli import app
+from litm.cli._options import BackendOpt, RetrieverOpt
 from litm.retrieve import Hit, Index, build_index
 from litm.retrieve._chunking import DEFAULT_MAX_TOKENS, DEFAULT_OVERLAP
 from litm.retrieve._retrievers import make_retriever, shortfall
 from litm.util._progress import progress
-
-
-class RetrieverOpt(StrEnum):
-    auto = "auto"
-    bm25 = "bm25"
-    dense = "dense"
-    hybrid = "hybrid"
-
-
-class BackendOpt(StrEnum):
-    numpy = "numpy"
-    faiss = "faiss"
 
 
 @app.command("index")

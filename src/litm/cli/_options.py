@@ -24,11 +24,13 @@ from litm.prompt._settings import QUESTION_POSITIONS
 from litm.prompt._templates import LANGS
 
 __all__ = [
+    "BackendOpt",
     "DedupOpt",
     "FormatOpt",
     "LangOpt",
     "QuestionPosOpt",
     "RankByOpt",
+    "RetrieverOpt",
     "ScoreAsOpt",
     "StyleOpt",
     "budget_flags",
@@ -51,6 +53,18 @@ class RankByOpt(StrEnum):
 class DedupOpt(StrEnum):
     id = "id"
     content = "content"
+
+
+class RetrieverOpt(StrEnum):
+    auto = "auto"
+    bm25 = "bm25"
+    dense = "dense"
+    hybrid = "hybrid"
+
+
+class BackendOpt(StrEnum):
+    numpy = "numpy"
+    faiss = "faiss"
 
 
 def check_strategy(value: str | None) -> str | None:

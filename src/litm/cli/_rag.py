@@ -9,8 +9,7 @@ from pathlib import Path
 import typer
 
 from litm.cli import app
-from litm.cli._options import budget_flags, check_strategy
-from litm.cli._index import BackendOpt, RetrieverOpt
+from litm.cli._options import BackendOpt, RetrieverOpt, budget_flags, check_strategy
 from litm.consistency import PscAnswer
 from litm.consistency import ask as ask_psc
 from litm.models import load_model
