@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -64,8 +63,7 @@ def fit_cmd(
             err=True,
         )
         raise typer.Exit(code=2) from None
-    rendered = result.prompt.text if fmt.value == "text" else result.prompt.messages(str(fmt.value))
-    sys.stdout.write(rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False, indent=2))
+    sys.stdout.write(result.prompt.dumps(str(fmt.value)))
     sys.stdout.write("\n")
     approx = "" if result.exact else f" (approximate count: at most {result.upper} with a {result.margin:.0%} margin)"
     typer.echo(

@@ -6,7 +6,6 @@ litm prompt docs.jsonl -q "who won?" --config prompt.toml   # options from a fil
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -220,11 +219,12 @@ def prompt_cmd(
             chat_template=_chat_template(Path(str(chat))) if chat is not None else None,
         ),
     )  # fmt: skip
-    rendered = prompt.render(str(v["format"]))
+    out_format = str(v["format"])
+    rendered = prompt.dumps(out_format)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")  # prompts carry any script; the locale may not
-    if isinstance(rendered, str):
+    if out_format in ("openai", "anthropic"):
+        sys.stdout.write(rendered + "\n")
+    else:
         # The exact prompt: a newline is added only for a terminal, so piped output counts true.
         sys.stdout.write(rendered + ("\n" if sys.stdout.isatty() else ""))
-    else:
-        sys.stdout.write(json.dumps(rendered, ensure_ascii=False, indent=2) + "\n")

@@ -20,15 +20,35 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from litm.errors import PromptError
 from litm.prompt._chat_template import ChatTemplate
 
-__all__ = ["FORMATS", "Format", "check_format", "to_anthropic", "to_chatml", "to_jinja", "to_openai", "to_text"]
+__all__ = [
+    "FORMATS",
+    "AnthropicArgs",
+    "Format",
+    "StringFormat",
+    "check_format",
+    "to_anthropic",
+    "to_chatml",
+    "to_jinja",
+    "to_openai",
+    "to_text",
+]
 
 Format = Literal["text", "openai", "anthropic", "chatml", "jinja"]
+#: The formats whose rendering is one string.
+StringFormat = Literal["text", "chatml", "jinja"]
 FORMATS: tuple[str, ...] = ("text", "openai", "anthropic", "chatml", "jinja")
+
+
+class AnthropicArgs(TypedDict):
+    """Anthropic Messages API keyword arguments: ``client.messages.create(model=..., **args)``."""
+
+    system: NotRequired[str]
+    messages: list[dict[str, str]]
 
 
 def check_format(name: object) -> str:
@@ -51,15 +71,13 @@ def to_openai(system: str | None, user: str) -> list[dict[str, str]]:
     return messages
 
 
-def to_anthropic(system: str | None, user: str, *, prefill: str | None = None) -> dict[str, Any]:
+def to_anthropic(system: str | None, user: str, *, prefill: str | None = None) -> AnthropicArgs:
     """Anthropic Messages API keyword arguments: ``system`` (when set) and ``messages``; ``prefill`` (when set)
     is a final assistant turn the reply continues (the API refuses one that ends in whitespace)."""
-    out: dict[str, Any] = {"messages": [{"role": "user", "content": user}]}
+    messages = [{"role": "user", "content": user}]
     if prefill and prefill.rstrip():
-        out["messages"].append({"role": "assistant", "content": prefill.rstrip()})
-    if system:
-        out = {"system": system, **out}
-    return out
+        messages.append({"role": "assistant", "content": prefill.rstrip()})
+    return {"system": system, "messages": messages} if system else {"messages": messages}
 
 
 def to_chatml(system: str | None, user: str, *, add_generation_prompt: bool = True) -> str:

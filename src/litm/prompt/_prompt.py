@@ -29,8 +29,9 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from litm.errors import PromptError
 from litm.placement import Doc, PlacementPlan
@@ -141,7 +142,7 @@ class Prompt:
         """OpenAI Chat Completions ``messages``."""
         return _formats.to_openai(self.system, self.user)
 
-    def to_anthropic(self) -> dict[str, Any]:
+    def to_anthropic(self) -> _formats.AnthropicArgs:
         """Anthropic Messages API arguments: ``client.messages.create(model=..., **p.to_anthropic())``."""
         return _formats.to_anthropic(self.system, self.user, prefill=self.prefill)
 
@@ -185,14 +186,46 @@ class Prompt:
             escaping=escaping,
         )
 
+    @overload
     def render(
         self,
-        format: str = "text",
+        format: _formats.StringFormat = "text",
         *,
         chat_template: ChatTemplate | str | None = None,
         add_generation_prompt: bool = True,
-    ) -> str | list[dict[str, str]] | dict[str, Any]:
-        """The prompt in ``format``: a string for text/chatml/jinja, messages for openai/anthropic."""
+    ) -> str: ...
+
+    @overload
+    def render(
+        self,
+        format: Literal["openai"],
+        *,
+        chat_template: ChatTemplate | str | None = None,
+        add_generation_prompt: bool = True,
+    ) -> list[dict[str, str]]: ...
+
+    @overload
+    def render(
+        self,
+        format: Literal["anthropic"],
+        *,
+        chat_template: ChatTemplate | str | None = None,
+        add_generation_prompt: bool = True,
+    ) -> _formats.AnthropicArgs: ...
+
+    def render(
+        self,
+        format: _formats.Format = "text",
+        *,
+        chat_template: ChatTemplate | str | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str | list[dict[str, str]] | _formats.AnthropicArgs:
+        """The prompt in ``format``: a string for text/chatml/jinja, messages for openai, arguments for anthropic.
+
+        Typed per format (``render("openai")`` is a ``list``, ``render("anthropic")`` an
+        :class:`~litm.prompt._formats.AnthropicArgs`, the others a ``str``); :meth:`dumps` gives any format,
+        named at run time, as one string. An unknown format is a :class:`~litm.errors.PromptError`.
+        """
         fmt = _formats.check_format(format)
         if fmt == "text":
             return self.text
@@ -204,11 +237,45 @@ class Prompt:
             return self.to_chatml(add_generation_prompt=add_generation_prompt)
         return self.to_jinja(chat_template, add_generation_prompt=add_generation_prompt)
 
+    @overload
     def messages(
-        self, format: str = "openai", *, chat_template: ChatTemplate | str | None = None
-    ) -> str | list[dict[str, str]] | dict[str, Any]:
-        """Same as :meth:`render`, defaulting to OpenAI messages."""
+        self, format: Literal["openai"] = "openai", *, chat_template: ChatTemplate | str | None = None
+    ) -> list[dict[str, str]]: ...
+
+    @overload
+    def messages(
+        self, format: Literal["anthropic"], *, chat_template: ChatTemplate | str | None = None
+    ) -> _formats.AnthropicArgs: ...
+
+    @overload
+    def messages(self, format: _formats.StringFormat, *, chat_template: ChatTemplate | str | None = None) -> str: ...
+
+    def messages(
+        self, format: _formats.Format = "openai", *, chat_template: ChatTemplate | str | None = None
+    ) -> str | list[dict[str, str]] | _formats.AnthropicArgs:
+        """Same as :meth:`render`, defaulting to OpenAI messages (typed per format, as there)."""
         return self.render(format, chat_template=chat_template)
+
+    def dumps(self, format: str = "text", *, chat_template: ChatTemplate | str | None = None) -> str:
+        """The prompt in ``format`` (a name known only at run time, as a command gets it) as one string: the
+        rendering itself for text/chatml/jinja, the request's JSON for openai/anthropic.
+
+        Example:
+            >>> from litm.prompt import build_prompt
+            >>> p = build_prompt([{"id": "a", "text": "x"}], "Why?")
+            >>> p.dumps("openai").startswith('[\n  {\n    "role": "user"')
+            True
+        """
+        fmt = _formats.check_format(format)
+        if fmt == "openai":
+            return json.dumps(self.to_openai(), ensure_ascii=False, indent=2)
+        if fmt == "anthropic":
+            return json.dumps(self.to_anthropic(), ensure_ascii=False, indent=2)
+        if fmt == "chatml":
+            return self.to_chatml()
+        if fmt == "jinja":
+            return self.to_jinja(chat_template)
+        return self.text
 
     # -- reading back -------------------------------------------------------------------------------
 
