@@ -194,17 +194,29 @@ def _label(p: PositionProfile, default: str) -> str:
     return f"{p.model or p.name or default}" + (f" ({task})" if task else "")
 
 
+def _probe_metadata(p: PositionProfile) -> Mapping[str, object]:
+    """The ``probe`` section a probe-made profile carries (a profile from elsewhere has none)."""
+    probe = p.metadata.get("probe")
+    return probe if isinstance(probe, dict) else {}
+
+
 def _dead(p: PositionProfile) -> str:
-    zone = (p.metadata.get("probe") or {}).get("dead_zone") or {}
-    depths = zone.get("depths")
-    if depths is None:
+    zone = _probe_metadata(p).get("dead_zone")
+    depths = zone.get("depths") if isinstance(zone, dict) else None
+    if not isinstance(depths, list):
         return "n/a"
     return ", ".join(f"{d:g}" for d in depths) or "none"
 
 
 def _counts(p: PositionProfile) -> dict[float, tuple[int, int]]:
-    cells = (p.metadata.get("probe") or {}).get("profile_cells") or []
-    return {float(c["depth"]): (int(c["hits"]), int(c["n"])) for c in cells if "hits" in c and "n" in c}
+    cells = _probe_metadata(p).get("profile_cells")
+    if not isinstance(cells, list):
+        return {}
+    return {
+        float(c["depth"]): (int(c["hits"]), int(c["n"]))
+        for c in cells
+        if isinstance(c, dict) and "hits" in c and "n" in c
+    }
 
 
 def diff_profiles(a: PositionProfile, b: PositionProfile) -> ProfileDiff:
