@@ -64,7 +64,7 @@ def _corpus() -> list[str]:
     texts += (data / "zh-public-domain.txt").read_text(encoding="utf-8").split("\n\n")
     with gzip.open(str(importlib.resources.files("litm") / "data" / "nq-open-oracle.jsonl.gz"), "rt") as fh:
         texts += [json.loads(line)["ctxs"][0]["text"] for line, _ in zip(fh, range(40), strict=False)]
-    texts.append((ROOT / "src" / "litm" / "prompt" / "escape.py").read_text(encoding="utf-8"))
+    texts.append((ROOT / "src" / "litm" / "prompt" / "_escape.py").read_text(encoding="utf-8"))
     return texts
 
 
