@@ -18,11 +18,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import cast
 
 from litm.errors import InvalidDocumentError, InvalidScoreError
 
 __all__ = ["Doc", "reader_of", "to_doc", "to_docs"]
+
+#: Reads one item of a known shape as a Doc (the item, its index in the caller's list).
+Reader = Callable[[object, int | None], "Doc"]
 
 # Keys read from a mapping, in order of preference; anything else lands in metadata.
 _TEXT_KEYS = ("text", "content", "page_content")
@@ -54,7 +57,7 @@ class Doc:
     score: float | None = None
     title: str | None = None
     source: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    metadata: Mapping[str, object] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # The common case, exact built-in types and a finite float or no score, costs five type checks;
@@ -87,9 +90,9 @@ class Doc:
         if self.score is not None:
             object.__setattr__(self, "score", check_score(self.score, label=label))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict with the fields that are set."""
-        out: dict[str, Any] = {"id": self.id, "text": self.text}
+        out: dict[str, object] = {"id": self.id, "text": self.text}
         for key in ("score", "title", "source"):
             value = getattr(self, key)
             if value is not None:
@@ -127,7 +130,8 @@ def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _from_mapping(item: Mapping[str, Any], index: int | None) -> Doc:
+def _from_mapping(item: object, index: int | None) -> Doc:
+    item = cast(Mapping[str, object], item)  # the reader of mappings: only ever called with one
     # Plain loops rather than next(generator): this runs once per item of every dict-based call.
     text_key = None
     for key in _TEXT_KEYS:
@@ -142,7 +146,7 @@ def _from_mapping(item: Mapping[str, Any], index: int | None) -> Doc:
     text = item[text_key]
     if type(text) is not str:
         text = _text(text, label=_label(index), index=index)
-    meta: dict[str, Any] = dict(item.get("metadata") or item.get("meta") or {})
+    meta = _metadata(item.get("metadata") or item.get("meta"), index)
     doc_id = None
     for key in _ID_KEYS:
         value = item.get(key)
@@ -168,14 +172,25 @@ def _from_mapping(item: Mapping[str, Any], index: int | None) -> Doc:
     )
 
 
-def _id_from_meta(meta: Mapping[str, Any], index: int | None) -> str:
+def _metadata(value: object, index: int | None) -> dict[str, object]:
+    """A document's metadata as a new dict (the caller's stays untouched); not a mapping: a typed error."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidDocumentError(
+            f"{_label(index)}: metadata must be a mapping, got {type(value).__name__}", index=index, field="metadata"
+        )
+    return {str(k): v for k, v in value.items()}
+
+
+def _id_from_meta(meta: Mapping[str, object], index: int | None) -> str:
     for key in ("id", "doc_id", "document_id"):
         if meta.get(key) is not None:
             return str(meta[key])
     return _default_id(index)
 
 
-def _meta_score(meta: Mapping[str, Any], label: str, index: int | None) -> float | None:
+def _meta_score(meta: Mapping[str, object], label: str, index: int | None) -> float | None:
     for key in _SCORE_KEYS:
         if meta.get(key) is not None:
             return check_score(meta[key], label=label, index=index)
@@ -203,7 +218,7 @@ def to_doc(item: object, *, index: int | None = None) -> Doc:
     return _read(item, index)
 
 
-def _from_pair(pair: tuple[Any, ...] | list[Any], index: int | None) -> Doc:
+def _from_pair(pair: tuple[object, ...] | list[object], index: int | None) -> Doc:
     label = _label(index)
     if len(pair) != 2 or isinstance(pair[0], (tuple, list)):
         raise InvalidDocumentError(
@@ -224,7 +239,7 @@ def _read(item: object, index: int | None) -> Doc:
     if kind is str:
         return Doc(text=item, id=_default_id(index))  # type: ignore[arg-type]
     if kind is dict:
-        return _from_mapping(item, index)  # type: ignore[arg-type]
+        return _from_mapping(item, index)
     reader = _READERS.get(kind)
     if reader is not None:
         try:
@@ -262,7 +277,7 @@ def reader_of(item: object) -> str | None:
     return _READER_NAMES.get(reader)
 
 
-def _reader_for(item: object, index: int | None) -> Callable[[Any, int | None], Doc]:
+def _reader_for(item: object, index: int | None) -> Reader:
     """The reader of ``item``'s shape, or :class:`~litm.errors.InvalidDocumentError` for none."""
     if item is None:
         raise InvalidDocumentError(f"{_label(index)} is None; expected a document", index=index)
@@ -292,20 +307,28 @@ def _reader_for(item: object, index: int | None) -> Callable[[Any, int | None], 
     )
 
 
-def _from_doc(item: Doc, index: int | None) -> Doc:
-    return item
+# Each reader is only called on an item of its shape (see _reader_for), so it reads it as such.
 
 
-def _from_str(item: str, index: int | None) -> Doc:
-    return Doc(text=item, id=_default_id(index))
+def _from_doc(item: object, index: int | None) -> Doc:
+    return cast(Doc, item)
 
 
-def _from_langchain(item: Any, index: int | None) -> Doc:
+def _from_str(item: object, index: int | None) -> Doc:
+    return Doc(text=cast(str, item), id=_default_id(index))
+
+
+def _attr(item: object, name: str) -> object:
+    """``item.name``: an AttributeError (an instance without it) sends :func:`_read` back to the full probe."""
+    return getattr(item, name)
+
+
+def _from_langchain(item: object, index: int | None) -> Doc:
     label = _label(index)
-    meta = dict(getattr(item, "metadata", None) or {})
+    meta = _metadata(getattr(item, "metadata", None), index)
     raw_id = getattr(item, "id", None)
     return Doc(
-        text=_text(item.page_content, label=label, index=index),
+        text=_text(_attr(item, "page_content"), label=label, index=index),
         id=str(raw_id) if raw_id else _id_from_meta(meta, index),
         score=_meta_score(meta, label, index),
         title=_opt_str(meta.get("title")),
@@ -314,23 +337,23 @@ def _from_langchain(item: Any, index: int | None) -> Doc:
     )
 
 
-def _from_node_with_score(item: Any, index: int | None) -> Doc:
-    raw_score = item.score
+def _from_node_with_score(item: object, index: int | None) -> Doc:
+    raw_score = _attr(item, "score")
     score = None if raw_score is None else check_score(raw_score, label=_label(index), index=index)
-    return _from_node(item.node, score, index)
+    return _from_node(_attr(item, "node"), score, index)
 
 
-def _from_bare_node(item: Any, index: int | None) -> Doc:
+def _from_bare_node(item: object, index: int | None) -> Doc:
     return _from_node(item, None, index)
 
 
-def _from_haystack(item: Any, index: int | None) -> Doc:
+def _from_haystack(item: object, index: int | None) -> Doc:
     label = _label(index)
-    meta = dict(getattr(item, "meta", None) or {})
+    meta = _metadata(getattr(item, "meta", None), index)
     raw_id = getattr(item, "id", None)
     raw_score = getattr(item, "score", None)
     return Doc(
-        text=_text(item.content, label=label, index=index),
+        text=_text(_attr(item, "content"), label=label, index=index),
         id=str(raw_id) if raw_id else _id_from_meta(meta, index),
         score=None if raw_score is None else check_score(raw_score, label=label, index=index),
         title=_opt_str(meta.get("title")),
@@ -340,9 +363,9 @@ def _from_haystack(item: Any, index: int | None) -> Doc:
 
 
 #: Readers by the exact type of the items they read; bounded, as a program meets few document types.
-_READERS: dict[type, Callable[[Any, int | None], Doc]] = {}
+_READERS: dict[type, Reader] = {}
 _MAX_READERS = 64
-_READER_NAMES: dict[Callable[[Any, int | None], Doc], str] = {
+_READER_NAMES: dict[Reader, str] = {
     _from_doc: "doc",
     _from_str: "str",
     _from_mapping: "mapping",
@@ -350,11 +373,11 @@ _READER_NAMES: dict[Callable[[Any, int | None], Doc], str] = {
 }
 
 
-def _from_node(node: Any, score: float | None, index: int | None) -> Doc:
+def _from_node(node: object, score: float | None, index: int | None) -> Doc:
     label = _label(index)
     getter = getattr(node, "get_content", None)
     text = getter() if callable(getter) else getattr(node, "text", None)
-    meta = dict(getattr(node, "metadata", None) or {})
+    meta = _metadata(getattr(node, "metadata", None), index)
     raw_id = getattr(node, "node_id", None) or getattr(node, "id_", None)
     return Doc(
         text=_text(text, label=label, index=index),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from litm.errors import InvalidOptionError, InvalidOptionTypeError, UnknownStrategyError
 from litm.placement._documents import to_docs
@@ -38,6 +38,7 @@ __all__ = ["PlacementOptions", "RankByOption"]
 #: score when every item has one and trusts the given order otherwise (a missing score is never read as 0).
 RankByOption = Literal["auto", "input", "score"]
 _RANK_BY = ("auto", "input", "score")
+_T = TypeVar("_T")
 _DEDUP = (None, "id", "content")
 
 
@@ -123,14 +124,18 @@ class PlacementOptions:
             )
         if strategy is None and rank_by is None:
             return placement
-        changes: dict[str, Any] = {}
-        if strategy is not None:
-            changes["strategy"] = strategy
-        if rank_by is not None:
-            changes["rank_by"] = rank_by
-        return dataclasses.replace(placement, **changes)
+        return cls(
+            strategy=placement.strategy if strategy is None else strategy,
+            rank_by=placement.rank_by if rank_by is None else rank_by,
+            higher_is_better=placement.higher_is_better,
+            dedup=placement.dedup,
+            top_k=placement.top_k,
+            min_docs=placement.min_docs,
+            profile=placement.profile,
+            model=placement.model,
+        )
 
-    def replace(self, **changes: Any) -> PlacementOptions:
+    def replace(self, **changes: object) -> PlacementOptions:
         """A copy with ``changes`` applied and validated; an unknown option name is refused.
 
         Example:
@@ -140,7 +145,7 @@ class PlacementOptions:
         unknown = sorted(set(changes) - set(_FIELDS))
         if unknown:
             raise InvalidOptionError(f"unknown placement option(s) {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
-        return dataclasses.replace(self, **changes)
+        return _build({**{name: getattr(self, name) for name in _FIELDS}, **changes})
 
     def resolve(self) -> Strategy:
         """The :class:`~litm.placement.Strategy` these options name (``profile`` and ``model`` applied)."""
@@ -158,7 +163,7 @@ class PlacementOptions:
         docs = to_docs(items)
         return "score" if docs and all(d.score is not None for d in docs) else "input"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON form (the profile in its own form); a :class:`~litm.placement.Strategy` object cannot be saved.
 
         Example:
@@ -170,12 +175,12 @@ class PlacementOptions:
                 f"a {type(self.strategy).__name__} strategy object cannot be saved; pass the strategy by name "
                 "(register it with litm.placement.register_strategy)"
             )
-        out: dict[str, Any] = {name: getattr(self, name) for name in _FIELDS}
+        out: dict[str, object] = {name: getattr(self, name) for name in _FIELDS}
         out["profile"] = None if self.profile is None else self.profile.to_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PlacementOptions:
+    def from_dict(cls, data: object) -> PlacementOptions:
         """The options :meth:`to_dict` wrote; an unknown key is refused (a misspelt one would silently default)."""
         if not isinstance(data, Mapping):
             raise InvalidOptionTypeError(f"placement options must be a JSON object, got {type(data).__name__}")
@@ -185,7 +190,16 @@ class PlacementOptions:
         values = dict(data)
         if isinstance(values.get("profile"), Mapping):
             values["profile"] = PositionProfile.from_dict(values["profile"])
-        return cls(**values)
+        return _build(values)
+
+
+def _build(values: Mapping[str, object]) -> PlacementOptions:
+    """``PlacementOptions(**values)``: the value validates each option itself, with a typed error."""
+    return _construct(PlacementOptions, values)
+
+
+def _construct(cls: type[_T], values: Mapping[str, object]) -> _T:
+    return cls(**values)
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(PlacementOptions))

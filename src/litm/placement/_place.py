@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from litm.errors import InvalidDocumentError
 from litm.placement._bulk import quick_rank
@@ -147,7 +146,7 @@ def _place(items: Sequence[object], strategy: Strategy, options: PlacementOption
 class _LazyDocs:
     """``Doc`` values of a list, read on first access by index (the bulk checks cleared every item)."""
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: Sequence[object]) -> None:
         self.items = items
         self.read: dict[int, Doc] = {}
 

@@ -54,7 +54,7 @@ class SlotInfo:
     def score(self) -> float | None:
         return self.doc.score
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "slot": self.slot,
             "rank": self.rank,
@@ -88,6 +88,7 @@ class PlacementPlan:
     __slots__ = ("_dropped", "_explain", "_profile_name", "_slots", "items", "note", "strategy")
 
     strategy: str
+    #: The caller's own objects, of whatever type they gave (a plan is not generic in it).
     items: tuple[Any, ...]
     note: str | None
     _slots: tuple[SlotInfo, ...]
@@ -99,12 +100,12 @@ class PlacementPlan:
         self,
         strategy: str,
         slots: Sequence[SlotInfo],
-        items: Sequence[Any] = (),
+        items: Sequence[object] = (),
         dropped: Sequence[Dropped] = (),
         note: str | None = None,
         profile_name: str | None = None,
     ) -> None:
-        # Any sequence is accepted, but the frozen plan keeps tuples, so nobody can reorder it in place.
+        # Every sequence is accepted, but the frozen plan keeps tuples, so nobody can reorder it in place.
         init = object.__setattr__
         init(self, "strategy", strategy)
         init(self, "items", items if isinstance(items, tuple) else tuple(items))
@@ -115,7 +116,9 @@ class PlacementPlan:
         init(self, "_explain", None)
 
     @classmethod
-    def deferred(cls, strategy: str, items: tuple[Any, ...], note: str | None, explain: Explainer) -> PlacementPlan:
+    def deferred(
+        cls, strategy: str, items: tuple[object, ...], note: str | None, explain: Explainer
+    ) -> PlacementPlan:
         """A plan whose ``(slots, dropped, profile_name)`` ``explain()`` computes on first use."""
         plan = object.__new__(cls)
         init = object.__setattr__
@@ -151,7 +154,7 @@ class PlacementPlan:
     def profile_name(self) -> str | None:
         return self._resolved()._profile_name
 
-    def _key(self) -> tuple[Any, ...]:
+    def _key(self) -> tuple[object, ...]:
         return (self.strategy, self.slots, self.dropped, self.note, self.profile_name)
 
     def __eq__(self, other: object) -> bool:
@@ -168,10 +171,10 @@ class PlacementPlan:
             f"dropped={self.dropped!r}, note={self.note!r}, profile_name={self.profile_name!r})"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[PlacementPlan], tuple[object, ...]]:
         return (PlacementPlan, (self.strategy, self.slots, self.items, self.dropped, self.note, self.profile_name))
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
@@ -192,7 +195,7 @@ class PlacementPlan:
         """The input rank found in each slot, e.g. ``[1, 3, 5, 6, 4, 2]`` for ``edges``."""
         return [s.rank for s in self.slots]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "strategy": self.strategy,
             "profile": self.profile_name,
@@ -201,8 +204,8 @@ class PlacementPlan:
             "dropped": [{"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped],
         }
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+    def to_json(self, *, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     def explain(self, *, max_id: int = 24) -> str:
         """A readable plain-text table of the plan, with dropped items and the note below it."""

@@ -49,7 +49,7 @@ class PositionProfile:
     tie_break: TieBreak = "end"
     name: str | None = None
     model: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)  # the JSON a probe or bench run wrote
 
     def __post_init__(self) -> None:
         try:
@@ -77,14 +77,23 @@ class PositionProfile:
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
-    def from_weights(cls, weights: Sequence[float], **kwargs: Any) -> PositionProfile:
+    def from_weights(
+        cls,
+        weights: Sequence[float],
+        *,
+        tie_break: TieBreak = "end",
+        name: str | None = None,
+        model: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> PositionProfile:
         """Equally spaced weights from the start (first) to the end (last) of the context."""
         if len(weights) == 0:
             raise InvalidProfileError("a position profile needs at least one weight")
-        if len(weights) == 1:
-            return cls(points=((0.0, float(weights[0])),), **kwargs)
-        step = len(weights) - 1
-        return cls(points=tuple((i / step, float(w)) for i, w in enumerate(weights)), **kwargs)
+        step = max(len(weights) - 1, 1)
+        return cls(
+            points=tuple((i / step, float(w)) for i, w in enumerate(weights)), tie_break=tie_break, name=name,
+            model=model, metadata=dict(metadata or {}),
+        )  # fmt: skip
 
     @classmethod
     def edges(cls) -> PositionProfile:
@@ -230,9 +239,9 @@ class PositionProfile:
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The versioned JSON form (see :data:`PROFILE_FORMAT`)."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "format": PROFILE_FORMAT,
             "version": PROFILE_VERSION,
             "points": [{"position": x, "weight": w} for x, w in self.points],
@@ -247,8 +256,9 @@ class PositionProfile:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PositionProfile:
-        """Read the JSON form; also accepts ``{"weights": [...]}`` (equally spaced)."""
+    def from_dict(cls, data: object) -> PositionProfile:
+        """Read the JSON form (anything else is an :class:`~litm.errors.InvalidProfileError`); also accepts
+        ``{"weights": [...]}`` (equally spaced)."""
         if not isinstance(data, Mapping):
             raise InvalidProfileError(f"a profile must be a JSON object, got {type(data).__name__}")
         fmt = data.get("format", PROFILE_FORMAT)

@@ -29,7 +29,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from litm.errors import (
     DuplicateIdError,
@@ -69,7 +69,7 @@ class Ranked:
     doc: Doc
     rank: int
     input_index: int
-    item: Any = field(hash=False)
+    item: object = field(hash=False)
     relevance: float | None = None
 
 
@@ -80,7 +80,7 @@ class Dropped:
     doc: Doc
     input_index: int
     reason: str
-    item: Any = field(hash=False)
+    item: object = field(hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ class RankIndices:
 
 
 def rank_indices(
-    items: list[Any] | tuple[Any, ...],
+    items: Sequence[object],
     *,
     rank_by: RankBy = "input",
     higher_is_better: bool = True,

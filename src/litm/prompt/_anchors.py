@@ -24,14 +24,14 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from litm.errors import InvalidProfileError, PromptOptionError
 from litm.placement import PositionProfile
 from litm.placement._plan import SlotInfo
-from litm.prompt._fields import checked_keys, field_values, replace_fields
+from litm.prompt._fields import checked_keys, construct, field_values, replace_fields
 
 __all__ = [
     "SCORE_AS",
@@ -124,7 +124,7 @@ class AnchorOptions:
         if self.style == "liu" and self.middle_marker:
             raise PromptOptionError("the liu style has no place for a middle-zone marker; use style 'xml' or 'bracket'")
 
-    def replace(self, **changes: Any) -> AnchorOptions:
+    def replace(self, **changes: object) -> AnchorOptions:
         """A copy with ``changes`` applied (validated like new options)."""
         return replace_fields(self, changes)
 
@@ -134,14 +134,14 @@ class AnchorOptions:
             return frozenset()
         return middle_slots(n, width=self.middle_width, profile=self.middle_profile, threshold=self.middle_threshold)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Every field, JSON-ready (the profile in its own versioned form); :meth:`from_dict` reads it."""
         out = field_values(self)
         out["middle_profile"] = None if self.middle_profile is None else self.middle_profile.to_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnchorOptions:
+    def from_dict(cls, data: object) -> AnchorOptions:
         """Options from :meth:`to_dict`'s form; missing keys take their defaults, unknown keys are refused."""
         values = checked_keys(cls, data, "anchors")
         profile = values.get("middle_profile")
@@ -150,7 +150,7 @@ class AnchorOptions:
                 values["middle_profile"] = PositionProfile.from_dict(profile)
             except InvalidProfileError as exc:
                 raise PromptOptionError(f"anchors.middle_profile: {exc}") from None
-        return cls(**values)
+        return construct(cls, values)
 
 
 def shown_ids(ids: Sequence[str], short_ids: bool = True) -> tuple[str, ...]:

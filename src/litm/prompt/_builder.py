@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from litm.errors import PromptError, PromptOptionError
 from litm.placement import PlacementOptions, PlacementPlan, Strategy, place
 from litm.prompt._anchors import AnchorOptions
 from litm.prompt._chat_template import ChatTemplate
 from litm.prompt._escape import Neutralizer
+from litm.prompt._fields import construct
 from litm.prompt._prompt import Prompt, make_prompt
 from litm.prompt._render import neutralizer_for
 from litm.prompt._settings import QUESTION_POSITIONS, Escaping, Layout, QuestionPosition, Wording
@@ -53,13 +54,16 @@ BUILDER_FORMAT_VERSION = 1
 _TYPE = "litm.prompt.PromptBuilder"
 
 # The option objects and, for the flat keyword form, which object owns each field name.
-_GROUPS: dict[str, type[Any]] = {"wording": Wording, "anchors": AnchorOptions, "layout": Layout, "escaping": Escaping}
+_GROUPS: dict[str, type[Wording | AnchorOptions | Layout | Escaping]] = {
+    "wording": Wording, "anchors": AnchorOptions, "layout": Layout, "escaping": Escaping,
+}  # fmt: skip
 _OWNER = {f.name: group for group, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
 _REMOVED_IN = "0.3"
+_G = TypeVar("_G", Wording, AnchorOptions, Layout, Escaping)
 
 
 def _options(
-    groups: Mapping[str, Any], flat: Mapping[str, Any], *, caller: str
+    groups: Mapping[str, object], flat: Mapping[str, object], *, caller: str
 ) -> tuple[Wording, AnchorOptions, Layout, Escaping]:
     """The four option objects from ``groups`` (objects or None) and ``flat`` field names.
 
@@ -69,11 +73,16 @@ def _options(
     unknown = sorted(set(flat) - set(_OWNER))
     if unknown:
         raise PromptOptionError(f"{caller}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OWNER))}")
-    by_group: dict[str, dict[str, Any]] = {}
+    by_group: dict[str, dict[str, object]] = {}
     for name, value in flat.items():
         by_group.setdefault(_OWNER[name], {})[name] = value
-    out: list[Any] = []
-    for group, cls in _GROUPS.items():
+    escaping = by_group.get("escaping")
+    if escaping and "special_tokens" in escaping:
+        tokens = escaping["special_tokens"]
+        if not isinstance(tokens, str) and isinstance(tokens, Iterable):
+            escaping["special_tokens"] = tuple(tokens)
+
+    def one(group: str, cls: type[_G]) -> _G:
         given, values = groups.get(group), by_group.get(group)
         if given is not None and not isinstance(given, cls):
             raise PromptOptionError(f"{group} must be a {cls.__name__}, got {type(given).__name__}")
@@ -81,14 +90,12 @@ def _options(
             raise PromptOptionError(
                 f"{caller}: {', '.join(values)} given beside {group}=; set them in {group}={cls.__name__}(...)"
             )
-        if values and group == "escaping" and "special_tokens" in values:
-            tokens = values["special_tokens"]
-            values["special_tokens"] = tokens if isinstance(tokens, str) else tuple(tokens)
-        out.append(given if given is not None else cls(**(values or {})))
-    return out[0], out[1], out[2], out[3]
+        return given if given is not None else construct(cls, values or {})
+
+    return one("wording", Wording), one("anchors", AnchorOptions), one("layout", Layout), one("escaping", Escaping)
 
 
-def _deprecated_flat(flat: Mapping[str, Any]) -> str:
+def _deprecated_flat(flat: Mapping[str, object]) -> str:
     groups: dict[str, list[str]] = {}
     for name in flat:
         groups.setdefault(_OWNER.get(name, "?"), []).append(name)
@@ -144,7 +151,7 @@ class PromptBuilder:
         anchors: AnchorOptions | None = None,
         layout: Layout | None = None,
         escaping: Escaping | None = None,
-        **deprecated: Any,
+        **deprecated: object,
     ) -> None:
         groups = {"wording": wording, "anchors": anchors, "layout": layout, "escaping": escaping}
         self._wording, self._anchors, self._layout, self._escaping = _options(
@@ -240,7 +247,7 @@ class PromptBuilder:
 
     def build(
         self,
-        docs: Sequence[Any] | PlacementPlan,
+        docs: Sequence[object] | PlacementPlan,
         question: str,
         *,
         system: str | None = None,
@@ -271,13 +278,13 @@ class PromptBuilder:
 
     # -- serialisation ----------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape)."""
-        params: dict[str, Any] = {group: getattr(self, f"_{group}").to_dict() for group in _GROUPS}
+        params: dict[str, object] = {group: getattr(self, f"_{group}").to_dict() for group in _GROUPS}
         return {"type": _TYPE, "version": BUILDER_FORMAT_VERSION, "init_parameters": params}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PromptBuilder:
+    def from_dict(cls, data: object) -> PromptBuilder:
         """The builder :meth:`to_dict` described; unknown keys and newer versions are refused."""
         if not isinstance(data, Mapping) or data.get("type") != _TYPE:
             raise PromptOptionError(f"not a serialised PromptBuilder (expected type {_TYPE!r})")
@@ -292,8 +299,15 @@ class PromptBuilder:
         unknown = sorted(set(params) - set(_GROUPS))
         if unknown:
             raise PromptOptionError(f"unknown PromptBuilder parameter(s) {', '.join(unknown)}")
-        objects = {group: cls_.from_dict(params[group]) for group, cls_ in _GROUPS.items() if group in params}
-        return cls(**objects)
+        saved: Mapping[str, object] = params
+
+        def part(group: str, kind: type[_G]) -> _G | None:
+            return kind.from_dict(saved[group]) if group in saved else None
+
+        return cls(
+            wording=part("wording", Wording), anchors=part("anchors", AnchorOptions),
+            layout=part("layout", Layout), escaping=part("escaping", Escaping),
+        )  # fmt: skip
 
 
 def build_prompt(
@@ -304,7 +318,7 @@ def build_prompt(
     placement: PlacementOptions | None = None,
     system: str | None = None,
     instruction: str | None = None,
-    **options: Any,
+    **options: object,
 ) -> Prompt:
     """Place (with ``strategy`` or ``placement``) and build in one call.
 

@@ -32,9 +32,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from litm.errors import MissingDependencyError, ModelNotFoundError, PromptError
+
+if TYPE_CHECKING:  # optional dependencies, imported where they are used
+    import llama_cpp
+    from jinja2 import Template, nodes
+    from jinja2.parser import Parser
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 __all__ = ["ChatTemplate", "template_tokens"]
 
@@ -83,7 +89,7 @@ def _strftime_now(fmt: str) -> str:
 
 
 def _tojson(
-    value: Any,
+    value: object,
     ensure_ascii: bool = False,
     indent: int | None = None,
     separators: tuple[str, str] | None = None,
@@ -93,7 +99,7 @@ def _tojson(
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
-def _environment() -> Any:
+def _environment() -> ImmutableSandboxedEnvironment:
     """The sandboxed Jinja environment chat templates are rendered in (see the module docstring)."""
     try:
         import jinja2.ext
@@ -106,7 +112,7 @@ def _environment() -> Any:
 
         tags = {"generation"}  # noqa: RUF012 - jinja2's Extension API reads a class attribute
 
-        def parse(self, parser: Any) -> Any:
+        def parse(self, parser: Parser) -> list[nodes.Node]:
             parser.stream.skip(1)
             return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
@@ -140,7 +146,7 @@ class ChatTemplate:
         object.__setattr__(self, "tokens", tuple(self.tokens))
 
     @cached_property
-    def _compiled(self) -> Any:
+    def _compiled(self) -> Template:
         env = _environment()
         from jinja2 import TemplateError
 
@@ -162,7 +168,7 @@ class ChatTemplate:
         messages: Sequence[Mapping[str, str]],
         *,
         add_generation_prompt: bool = True,
-        **variables: Any,
+        **variables: object,
     ) -> str:
         """Render ``messages`` (``[{"role": ..., "content": ...}]``) to the model's prompt string.
 
@@ -171,7 +177,7 @@ class ChatTemplate:
         """
         from jinja2 import TemplateError
 
-        context: dict[str, Any] = {"tools": None, "tool_choice": None, "functions": None, "function_call": None}
+        context: dict[str, object] = {"tools": None, "tool_choice": None, "functions": None, "function_call": None}
         context.update(variables)
         try:
             return str(
@@ -214,7 +220,7 @@ class ChatTemplate:
         return template
 
     @classmethod
-    def from_llama(cls, llm: Any, *, name: str | None = None) -> ChatTemplate | None:
+    def from_llama(cls, llm: llama_cpp.Llama, *, name: str | None = None) -> ChatTemplate | None:
         """The chat template of a loaded ``llama_cpp.Llama`` (None for a model without one).
 
         Reads ``tokenizer.chat_template``, BOS/EOS as text and the tokens the tokenizer parses as special.

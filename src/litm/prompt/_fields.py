@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from litm.errors import PromptOptionError
 
-__all__ = ["checked_keys", "field_values", "replace_fields"]
+__all__ = ["checked_keys", "construct", "field_values", "replace_fields"]
 
 T = TypeVar("T")
 
 
-def replace_fields(options: T, changes: Mapping[str, Any]) -> T:
+def replace_fields(options: T, changes: Mapping[str, object]) -> T:
     """A copy of the dataclass ``options`` with ``changes`` applied; an unknown field name is refused."""
     known = {f.name for f in dataclasses.fields(options)}  # type: ignore[arg-type]
     unknown = sorted(set(changes) - known)
@@ -24,12 +24,17 @@ def replace_fields(options: T, changes: Mapping[str, Any]) -> T:
     return dataclasses.replace(options, **changes)  # type: ignore[type-var]
 
 
-def field_values(options: object) -> dict[str, Any]:
+def construct(cls: type[T], values: Mapping[str, object]) -> T:
+    """``cls(**values)``: the option object validates each value itself (``__post_init__``), with a typed error."""
+    return cls(**values)
+
+
+def field_values(options: object) -> dict[str, object]:
     """Every field of the dataclass ``options`` by name (the start of each object's ``to_dict``)."""
     return {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}  # type: ignore[arg-type]
 
 
-def checked_keys(cls: type, data: object, label: str) -> dict[str, Any]:
+def checked_keys(cls: type, data: object, label: str) -> dict[str, object]:
     """``data`` as a dict if it is a mapping whose keys are all fields of ``cls``, else a typed error.
 
     Unknown keys are refused rather than ignored: a misspelt key in a saved builder would otherwise

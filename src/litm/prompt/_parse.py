@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from litm.errors import PromptError
 from litm.placement import Doc, PlacementPlan
@@ -32,6 +32,22 @@ from litm.prompt._blocks import ParsedBlock
 from litm.prompt._escape import Neutralizer
 from litm.prompt._styles import get_style
 from litm.prompt._templates import LANGS, PromptTemplate
+
+
+class ShownBlock(Protocol):
+    """A document as a built prompt shows it: its own id, the id shown for it, its slot and the document."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def shown_id(self) -> str: ...
+
+    @property
+    def slot(self) -> int: ...
+
+    @property
+    def doc(self) -> Doc: ...
 
 
 @runtime_checkable
@@ -49,7 +65,7 @@ class BuiltPrompt(Protocol):
     def neutralizer(self) -> Neutralizer: ...
 
     @property
-    def blocks(self) -> Sequence[Any]: ...
+    def blocks(self) -> Sequence[ShownBlock]: ...
 
     @property
     def style(self) -> str: ...

@@ -30,7 +30,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from litm.errors import PromptError
 from litm.placement._documents import to_docs
@@ -99,9 +98,9 @@ def quote_match(quote: str, text: str) -> float:
     return sum(b.size for b in blocks if b.size >= least) / len(q)
 
 
-def _docs(documents: BuiltPrompt | Sequence[Any]) -> list[tuple[str, str]]:
+def _docs(documents: BuiltPrompt | Sequence[object]) -> list[tuple[str, str]]:
     if isinstance(documents, BuiltPrompt):
-        return [(str(b.id), str(b.doc.text)) for b in documents.blocks]
+        return [(b.id, b.doc.text) for b in documents.blocks]
     return [(d.id, d.text) for d in to_docs(documents)]
 
 
@@ -124,7 +123,7 @@ def _strip_label(text: str, labels: Sequence[str]) -> tuple[str, bool]:
 
 def parse_quoted_answer(
     reply: str,
-    documents: BuiltPrompt | Sequence[Any],
+    documents: BuiltPrompt | Sequence[object],
     *,
     prefilled: bool = False,
     threshold: float = QUOTE_THRESHOLD,

@@ -16,14 +16,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from litm.errors import PromptError, PromptOptionError
 from litm.prompt._chat_template import ChatTemplate
 from litm.prompt._escape import Neutralizer
-from litm.prompt._fields import checked_keys, field_values, replace_fields
+from litm.prompt._fields import checked_keys, construct, field_values, replace_fields
 from litm.prompt._templates import LANGS, PromptTemplate
 
 __all__ = ["QUESTION_POSITIONS", "Escaping", "Layout", "QuestionPosition", "Wording", "portable_chat_template"]
@@ -86,11 +86,11 @@ class Wording:
         """The template in use: the one given, or the built-in one for :attr:`lang`."""
         return self.template if self.template is not None else PromptTemplate.for_lang(self.lang)
 
-    def replace(self, **changes: Any) -> Wording:
+    def replace(self, **changes: object) -> Wording:
         """A copy with ``changes`` applied (validated like a new object)."""
         return replace_fields(self, changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready; a custom template travels whole, a built-in one as its language."""
         out = field_values(self)
         out["template"] = None if self.template is None else self.template.to_dict()
@@ -100,11 +100,11 @@ class Wording:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Wording:
+    def from_dict(cls, data: object) -> Wording:
         values = checked_keys(cls, data, "wording")
         if values.get("template") is not None:
             values["template"] = PromptTemplate.from_dict(values["template"])
-        return cls(**values)
+        return construct(cls, values)
 
 
 @dataclass(frozen=True)
@@ -124,16 +124,16 @@ class Layout:
         if not isinstance(self.repeat_instruction, bool):
             raise PromptOptionError(f"repeat_instruction must be True or False, got {self.repeat_instruction!r}")
 
-    def replace(self, **changes: Any) -> Layout:
+    def replace(self, **changes: object) -> Layout:
         """A copy with ``changes`` applied (validated like a new object)."""
         return replace_fields(self, changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return field_values(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Layout:
-        return cls(**checked_keys(cls, data, "layout"))
+    def from_dict(cls, data: object) -> Layout:
+        return construct(cls, checked_keys(cls, data, "layout"))
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ class Escaping:
     chat_template: ChatTemplate | None = None
 
     def __post_init__(self) -> None:
-        tokens: Any = self.special_tokens
-        if isinstance(tokens, str) or not _iterable(tokens):
+        tokens: object = self.special_tokens
+        if isinstance(tokens, str) or not isinstance(tokens, Iterable):
             raise PromptOptionError("special_tokens must be a list of strings, not one string")
         tokens = tuple(tokens)
         try:
@@ -155,7 +155,7 @@ class Escaping:
         except PromptError as exc:
             raise PromptOptionError(str(exc)) from None
         object.__setattr__(self, "special_tokens", tokens)
-        template: Any = self.chat_template
+        template: object = self.chat_template
         if isinstance(template, str):
             object.__setattr__(self, "chat_template", ChatTemplate(template))
         elif template is not None and not isinstance(template, ChatTemplate):
@@ -166,11 +166,11 @@ class Escaping:
         extra = self.chat_template.special_tokens() if self.chat_template is not None else ()
         return (*self.special_tokens, *extra)
 
-    def replace(self, **changes: Any) -> Escaping:
+    def replace(self, **changes: object) -> Escaping:
         """A copy with ``changes`` applied (validated like a new object)."""
         return replace_fields(self, changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         ct = self.chat_template
         template = None if ct is None else {
             "source": ct.source, "bos_token": ct.bos_token, "eos_token": ct.eos_token, "tokens": list(ct.tokens),
@@ -179,7 +179,7 @@ class Escaping:
         return {"special_tokens": list(self.special_tokens), "chat_template": template}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Escaping:
+    def from_dict(cls, data: object) -> Escaping:
         values = checked_keys(cls, data, "escaping")
         template = values.get("chat_template")
         if template is not None:
@@ -193,18 +193,10 @@ class Escaping:
             if isinstance(tokens, str) or not isinstance(tokens, list | tuple):
                 raise PromptOptionError("escaping.chat_template.tokens must be a list of strings")
             values["chat_template"] = ChatTemplate(**{**template, "tokens": tuple(tokens)})
-        return cls(**values)
+        return construct(cls, values)
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         return {"special_tokens": self.special_tokens, "chat_template": portable_chat_template(self.chat_template)}
-
-
-def _iterable(value: object) -> bool:
-    try:
-        iter(value)  # type: ignore[call-overload]
-    except TypeError:
-        return False
-    return True
 
 
 def portable_chat_template(template: ChatTemplate | None) -> ChatTemplate | None:

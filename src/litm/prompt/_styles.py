@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from litm.errors import PromptError
 from litm.placement import PlacementOptions, place
@@ -327,7 +327,7 @@ def get_style(name: str) -> AnchorStyle:
         raise PromptError(f"unknown anchor style {name!r}; choose from {', '.join(STYLES)}") from None
 
 
-def block_slots(docs: Sequence[Any]) -> tuple[SlotInfo, ...]:
+def block_slots(docs: Sequence[object]) -> tuple[SlotInfo, ...]:
     """Documents in the order given as plan slots, as the builder sees them (relevance included)."""
     return place(list(docs), placement=_AS_GIVEN).slots
 
@@ -350,7 +350,7 @@ def render_blocks(
 
 
 def render_documents(
-    docs: Sequence[Any],
+    docs: Sequence[object],
     style: str | AnchorOptions = "xml",
     *,
     template: PromptTemplate | None = None,

@@ -28,9 +28,10 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from litm.errors import PromptError
+from litm.prompt._fields import replace_fields
 
 __all__ = ["LANGS", "Lang", "PromptTemplate"]
 
@@ -154,18 +155,14 @@ class PromptTemplate:
             return _ZH
         raise PromptError(f"unknown prompt language {lang!r}; choose from {', '.join(LANGS)}")
 
-    def replace(self, **changes: Any) -> PromptTemplate:
+    def replace(self, **changes: object) -> PromptTemplate:
         """A copy with ``changes`` applied (validated like a new template)."""
-        known = {f.name for f in dataclasses.fields(self)}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise PromptError(f"unknown template field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return dataclasses.replace(self, **changes)
+        return replace_fields(self, changes)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, lang: str = "en") -> PromptTemplate:
-        """A template from a mapping: its ``lang`` key (else ``lang``) picks the base template, every
-        other key overrides a field."""
+    def from_dict(cls, data: object, *, lang: str = "en") -> PromptTemplate:
+        """A template from a mapping (anything else is a :class:`~litm.errors.PromptError`): its ``lang`` key
+        (else ``lang``) picks the base template, every other key overrides a field."""
         if not isinstance(data, Mapping):
             raise PromptError(f"a prompt template must be a JSON object, got {type(data).__name__}")
         base = cls.for_lang(str(data.get("lang", lang)))

@@ -185,7 +185,7 @@ def as_builder(value: object) -> PromptBuilder:
         return PromptBuilder()
     if isinstance(value, PromptBuilder):
         return value
-    return PromptBuilder.from_dict(value)  # type: ignore[arg-type]  # from_dict refuses anything else, typed
+    return PromptBuilder.from_dict(value)  # from_dict refuses anything else, typed
 
 
 def _with_top_k(options: PlacementOptions, top_k: int | None) -> PlacementOptions:
