@@ -111,7 +111,8 @@ def test_the_synthesizer_answers_with_litms_prompt_through_a_real_llm(index: Vec
 
 def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeWithScore]) -> None:
     builder = PromptBuilder(wording=Wording(system="Be brief."), anchors=AnchorOptions(style="bracket"))
-    messages = LitmSynthesizer.messages_for(hits, QUESTION, strategy="edges", builder=builder)
+    edges = litm.PlacementOptions("edges", rank_by="auto")
+    messages = LitmSynthesizer.messages_for(hits, QUESTION, placement=edges, builder=builder)
     assert [m.role for m in messages] == [MessageRole.SYSTEM, MessageRole.USER]
     assert messages[0].content == "Be brief." and messages[1].content.startswith("Answer the question")
     assert (
@@ -147,7 +148,13 @@ def test_unscored_nodes_are_placed_by_rank_or_refused_never_counted_as_zero() ->
         (lambda: LitmReorder(top_k=-2), InvalidOptionError, "top_k must be a non-negative integer, got -2"),
         (lambda: LitmReorder(topk=2), InvalidOptionError, "LitmReorder: unknown option.s. topk"),
         (lambda: LitmTrimmer(), InvalidOptionError, "LitmTrimmer needs a token budget"),
-        (lambda: LitmSynthesizer.messages_for([], "Who?", rank="score"), InvalidOptionError, "unknown option.s. rank"),
+        (lambda: LitmSynthesizer.messages_for([], "Who?", rank="score"), TypeError, "unexpected keyword .* 'rank'"),
+        (
+            lambda: LitmSynthesizer(llm=LitmLLM(), placement={"strategy": "edges"}),
+            UnsupportedTypeError,
+            "placement must be a litm.placement.PlacementOptions, got dict",
+        ),
+        (lambda: LitmSynthesizer(llm=LitmLLM(), strategy="edges"), TypeError, "unexpected keyword argument .strategy."),
         (lambda: LitmSynthesizer(llm=LitmLLM(), tokenizer=GPT4O), TypeError, "unexpected keyword argument .tokenizer."),
         (
             lambda: LitmSynthesizer(llm=LitmLLM(), budget=GPT4O),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -29,10 +28,10 @@ from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.response_synthesizers.base import BaseSynthesizer, QueryTextType
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from litm.errors import InvalidOptionError, UnsupportedTypeError
+from litm.errors import UnsupportedTypeError
 from litm.integrations._options import Budget, placing
 from litm.integrations._steps import Assembled, assemble
-from litm.placement import PlacementOptions, PositionProfile
+from litm.placement import PlacementOptions
 from litm.prompt import Prompt, PromptBuilder
 
 __all__ = ["LitmSynthesizer"]
@@ -44,9 +43,9 @@ class LitmSynthesizer(BaseSynthesizer):
     """Answer from the retrieved nodes with litm's anchored prompt; use as a query engine's synthesizer.
 
     ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, a
-    completion model its text. The nodes are ranked and placed as :class:`~litm.placement.PlacementOptions`
-    says (``strategy``, ``rank_by``, ``higher_is_better``, ``dedup``, ``top_k``, ``min_docs``, ``profile``; by
-    score when every node has one), and with a ``budget`` (a :class:`~litm.integrations.Budget`: the
+    completion model its text. The nodes are ranked and placed as ``placement`` (a
+    :class:`~litm.placement.PlacementOptions`) says; without one, by ``auto`` and by score when every node has
+    one (``rank_by="auto"``), and with a ``budget`` (a :class:`~litm.integrations.Budget`: the
     tokenizer, the model's input limit, the tokens kept for the answer) trimmed, lowest-ranked first, so that
     the request fits. ``builder`` is a :class:`~litm.prompt.PromptBuilder` (anchor style, wording, ...).
     ``llm_kwargs`` go to every ``chat`` / ``complete`` call.
@@ -59,22 +58,13 @@ class LitmSynthesizer(BaseSynthesizer):
         self,
         llm: LLM | None = None,
         *,
-        strategy: str | None = None,
-        rank_by: str = "auto",
-        higher_is_better: bool = True,
-        dedup: str | None = None,
-        top_k: int | None = None,
-        min_docs: int | None = None,
-        profile: PositionProfile | Mapping[str, object] | str | Path | None = None,
+        placement: PlacementOptions | None = None,
         builder: PromptBuilder | None = None,
         budget: Budget | None = None,
         llm_kwargs: Mapping[str, object] | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
-        self._placing, self._budget, self._builder = _settings(
-            strategy=strategy, rank_by=rank_by, higher_is_better=higher_is_better, dedup=dedup, top_k=top_k,
-            min_docs=min_docs, profile=profile, builder=builder, budget=budget,
-        )  # fmt: skip
+        self._placing, self._budget, self._builder = _settings(placement=placement, builder=builder, budget=budget)
         # Passed on to LlamaIndex's chat / complete, whose keyword arguments are untyped (**kwargs: Any).
         self._llm_kwargs: dict[str, Any] = dict(llm_kwargs or {})
         super().__init__(llm=llm, callback_manager=callback_manager)
@@ -98,9 +88,17 @@ class LitmSynthesizer(BaseSynthesizer):
         return _chat_messages(self.assemble(nodes, query).prompt)
 
     @classmethod
-    def messages_for(cls, nodes: Sequence[object], query: str, **settings: object) -> list[ChatMessage]:
-        """:meth:`messages` without an LLM: ``settings`` are the constructor's placement, prompt and budget options."""
-        placing, budget, builder = _settings(**settings)
+    def messages_for(
+        cls,
+        nodes: Sequence[object],
+        query: str,
+        *,
+        placement: PlacementOptions | None = None,
+        builder: PromptBuilder | None = None,
+        budget: Budget | None = None,
+    ) -> list[ChatMessage]:
+        """:meth:`messages` without an LLM, with the constructor's placement, prompt and budget options."""
+        placing, budget, builder = _settings(placement=placement, builder=builder, budget=budget)
         return _chat_messages(assemble(nodes, query, placing, budget, builder).prompt)
 
     # -- BaseSynthesizer ------------------------------------------------------------------------------------
@@ -185,14 +183,13 @@ class LitmSynthesizer(BaseSynthesizer):
 
 
 def _settings(
-    *, strategy: object = None, builder: object = None, budget: object = None, **settings: object
+    *, placement: object = None, builder: object = None, budget: object = None
 ) -> tuple[PlacementOptions, Budget | None, PromptBuilder]:
     """The synthesizer's settings, each checked (a bad one raises litm's typed error naming it)."""
-    unknown = sorted(set(settings) - {"rank_by", "higher_is_better", "dedup", "top_k", "min_docs", "profile"})
-    if unknown:
-        raise InvalidOptionError(f"LitmSynthesizer: unknown option(s) {', '.join(unknown)}")
-    if strategy is not None:
-        settings["strategy"] = strategy
+    if placement is not None and not isinstance(placement, PlacementOptions):
+        raise UnsupportedTypeError(
+            f"LitmSynthesizer: placement must be a litm.placement.PlacementOptions, got {type(placement).__name__}"
+        )
     if builder is not None and not isinstance(builder, PromptBuilder):
         raise UnsupportedTypeError(f"LitmSynthesizer: builder must be a PromptBuilder, got {type(builder).__name__}")
     if budget is not None and not isinstance(budget, Budget):
@@ -200,7 +197,9 @@ def _settings(
             f"LitmSynthesizer: budget must be a litm.integrations.Budget (tokenizer, max_input_tokens, ...), got "
             f"{type(budget).__name__}"
         )
-    return placing(settings, "LitmSynthesizer"), budget, builder or PromptBuilder()
+    # A component's default ranks by score when every node has one (rank_by="auto").
+    options = placement if placement is not None else placing({}, "LitmSynthesizer")
+    return options, budget, builder or PromptBuilder()
 
 
 def _chat_messages(prompt: Prompt) -> list[ChatMessage]:
