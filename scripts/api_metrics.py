@@ -9,7 +9,8 @@ The figures:
   subpackages of ``litm.integrations`` name their components alike on purpose and are not compared).
 * ``alias_modules``: modules that only forward to another one (they call ``alias_module``).
 * ``any_uses``: the ``Any`` annotations in ``src/litm`` (each ``Any`` / ``typing.Any`` outside imports).
-* ``wide_callables``: public functions and methods (CLI commands included) with more than 12 parameters.
+* ``wide_callables``: public functions and methods with more than 12 parameters (public: in a public module, or
+  exported by a package; a CLI command in a private module is not).
 * ``module_shadows``: package attributes that are a function or class named like a submodule of that package,
   so ``import litm.pkg.name`` and ``litm.pkg.name`` disagree.
 * ``errors_not_in_litm``: :class:`litm.errors.LitmError` subclasses that ``import litm`` does not export.
@@ -146,16 +147,23 @@ def _is_annotation_text(text: str) -> bool:
     return bool(re.fullmatch(r"[\w\[\]., |]*\bAny\b[\w\[\]., |]*", text))
 
 
-def wide_callables() -> dict[str, int]:
-    """Public functions and methods with more than MAX_PARAMETERS parameters (``self`` / ``cls`` not counted)."""
+def wide_callables(surface: dict[str, list[str]] | None = None) -> dict[str, int]:
+    """Public functions and methods with more than MAX_PARAMETERS parameters (``self`` / ``cls`` not counted).
+
+    Public: defined in a public module, or exported by a package (itself, or its class). A function of a
+    private module that no package exports (a Typer command in ``litm.cli._bench``) is not a Python API."""
+    exported = {name for names in (surface or public_names()).values() for name in names}
     out: dict[str, int] = {}
     for path in _source_files():
         module = _module_name(path)
+        private_module = any(part.startswith("_") for part in module.split("."))
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for owner, node in _functions(tree):
             if node.name.startswith("_") and node.name != "__init__":
                 continue
             if owner is not None and owner.startswith("_"):
+                continue
+            if private_module and (owner or node.name) not in exported:
                 continue
             args = node.args
             params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -238,7 +246,7 @@ def measure() -> dict[str, object]:
     distinct = set().union(*surface.values())
     twice = names_bound_twice(surface)
     anys = any_uses()
-    wide = wide_callables()
+    wide = wide_callables(surface)
     return {
         "public_names": len(distinct),
         "public_names_by_package": {p: len(n) for p, n in surface.items()},
