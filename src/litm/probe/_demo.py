@@ -24,12 +24,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, TypeVar
 
+from litm.budget._limits import max_input_tokens_from
 from litm.eval._datasets import NQRow, nq_rows
 from litm.eval._scoring import score_output
 from litm.models import Model, load_model
 from litm.placement import PositionProfile
 from litm.placement._auto import AutoOrder
 from litm.placement._registry import DEFAULT_STRATEGY, get_strategy
+from litm.probe._command import summary_lines
+from litm.probe._grid import ProbeConfig
+from litm.probe._outputs import write_outputs
+from litm.probe._runner import run_probe
 from litm.rag import Answer, Pipeline, Prepared, rank_chart
 from litm.rag._defaults import DEFAULT_MODEL
 from litm.retrieve import BM25, Hit, Index
@@ -140,11 +145,6 @@ def _committed_profile(echo: Echo) -> tuple[PositionProfile, int, str]:
 def _probed_profile(echo: Echo, model: Model, out: Path, quick: bool, progress: bool) -> (
     tuple[PositionProfile, int, str]
 ):  # fmt: skip
-    from litm.probe._command import summary_lines
-    from litm.probe._grid import ProbeConfig
-    from litm.probe._outputs import write_outputs
-    from litm.probe._runner import run_probe
-
     lengths, depths, trials = _QUICK if quick else _PROBE
     config = ProbeConfig(tasks=("needle",), lengths=lengths, depths=depths, trials=trials)
     echo(
@@ -156,8 +156,6 @@ def _probed_profile(echo: Echo, model: Model, out: Path, quick: bool, progress: 
     for line in summary_lines(outputs):
         echo(line)
     echo(f"  measured in {run.wall_s:.0f} s; profile: {outputs.profile_path}")
-    from litm.budget._limits import max_input_tokens_from
-
     budget = max_input_tokens_from(outputs.profile, context_window=model.context_window)
     return outputs.profile, budget, "recommended_max_input_tokens of the probe just run"
 
