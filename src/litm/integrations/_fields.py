@@ -1,6 +1,6 @@
 """Pydantic fields for the LangChain and LlamaIndex components (both frameworks build components on pydantic 2).
 
-:class:`PlacingFields` carries the settings of a :class:`~litm.integrations._options.Placing`,
+:class:`PlacingFields` carries the settings of a :class:`~litm.placement.PlacementOptions`,
 :class:`PromptFields` those of a prompt builder and an optional :class:`~litm.integrations._options.Budget`,
 :class:`CompressionFields` those of a :class:`~litm.integrations._compression.Compressing`.
 Every field holds a JSON value (the profile and the builder in their own JSON forms), so a component

@@ -1,4 +1,4 @@
-"""Ranking a clean list without a :class:`~litm.placement._documents.Doc` per item: placement's fast path.
+"""Ranking a clean list without a :class:`~litm.placement.Doc` per item: placement's fast path.
 
 ``place()`` needs, to order a list, each item's score (for ``rank_by="score"``) and the assurance that
 reading the items would raise nothing: ids unique, texts strings, scores finite numbers, and so on. For a

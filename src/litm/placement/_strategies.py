@@ -8,7 +8,7 @@ reverse    6 5 4 3 2 1 (7 ... 1)                                  best last, nex
 edges      1 3 5 6 4 2 (1 3 5 7 6 4 2)                            best first, 2nd best last
 pyramid    2 4 6 5 3 1 (2 4 6 7 5 3 1)                            best last, 2nd best first
 langchain  2 4 6 5 3 1 (1 3 5 7 6 4 2)                            LongContextReorder parity
-profile    from a measured :class:`~litm.placement._profile.PositionProfile`  best rank -> best slot
+profile    from a measured :class:`~litm.placement.PositionProfile`  best rank -> best slot
 random     a seeded shuffle                                       control for benchmarks
 ========== ====================================================== ==========================
 

@@ -79,7 +79,7 @@ class AnchorOptions:
     rely on.
 
     The middle zone is the central ``middle_width`` of relative positions (default 0.5) or, given
-    ``middle_profile`` (a measured :class:`~litm.placement._profile.PositionProfile`), the slots whose
+    ``middle_profile`` (a measured :class:`~litm.placement.PositionProfile`), the slots whose
     weight lies in its lowest ``middle_threshold`` fraction (see :func:`middle_slots`).
 
     ``style`` picks the block format (:data:`STYLES`). Each style shows the fields it has room for:
@@ -220,7 +220,7 @@ def middle_slots(
 
     Without a profile, slot ``s`` sits at relative position ``(s - 1) / (n - 1)`` and is in the zone
     when that lies strictly within ``width / 2`` of the centre (``width=0.5`` marks slots 3-4 of 6,
-    4-7 of 10; ``0`` marks none). With a measured :class:`~litm.placement._profile.PositionProfile`, a slot is
+    4-7 of 10; ``0`` marks none). With a measured :class:`~litm.placement.PositionProfile`, a slot is
     in the zone when its weight lies in the lowest ``threshold`` fraction of the range of weights
     over the ``n`` slots (a flat profile marks none). Fewer than three documents have no middle.
     """

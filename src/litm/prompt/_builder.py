@@ -3,12 +3,12 @@
 :class:`PromptBuilder` holds four validated option objects, one per concern:
 
 =========== ================================================= ==========================================
-wording     :class:`~litm.prompt._settings.Wording`             language or template, system, instruction,
+wording     :class:`~litm.prompt.Wording`             language or template, system, instruction,
                                                               answer cue
-anchors     :class:`~litm.prompt._anchors.AnchorOptions`       anchor style, header fields, closing ids,
+anchors     :class:`~litm.prompt.AnchorOptions`       anchor style, header fields, closing ids,
                                                               middle zone and marker, recap
-layout      :class:`~litm.prompt._settings.Layout`              question position, repeated instruction
-escaping    :class:`~litm.prompt._settings.Escaping`            extra special tokens, chat template
+layout      :class:`~litm.prompt.Layout`              question position, repeated instruction
+escaping    :class:`~litm.prompt.Escaping`            extra special tokens, chat template
 =========== ================================================= ==========================================
 
 and :meth:`PromptBuilder.build` applies them to documents and a question (see
@@ -255,12 +255,12 @@ class PromptBuilder:
     ) -> Prompt:
         """Anchor and lay out ``docs`` around ``question``, in the order given.
 
-        ``docs`` is a :class:`~litm.placement._plan.PlacementPlan`, used as is, or anything
+        ``docs`` is a :class:`~litm.placement.PlacementPlan`, used as is, or anything
         :func:`~litm.placement.place` accepts (strings, dicts, ``Doc``, LangChain / LlamaIndex /
-        Haystack documents), kept in order. Ids must be
-        unique (repeated ids raise :class:`~litm.errors.DuplicateIdError`; dedup with
-        ``litm.place(docs, "none", dedup="id")``). ``system`` and ``instruction`` override the
-        builder's for this prompt.
+        Haystack documents), kept in order. Ids must be unique (repeated ids raise
+        :class:`~litm.errors.DuplicateIdError`; dedup with
+        ``litm.place(docs, placement=PlacementOptions("none", dedup="id"))``). ``system`` and ``instruction``
+        override the builder's for this prompt.
         """
         if not isinstance(question, str):
             raise PromptError(f"the question must be a string, got {type(question).__name__}")

@@ -8,7 +8,7 @@ text        ``system``, a blank line, ``user``, then the answer cue (a plain com
 openai      ``[{"role": "system", ...}, {"role": "user", ...}]`` (Chat Completions messages)
 anthropic   ``{"system": ..., "messages": [{"role": "user", ...}]}`` (Messages API arguments)
 chatml      ``<|im_start|>system ... <|im_end|>`` turns, ending with an open assistant turn
-jinja       a model's own chat template (:class:`~litm.prompt._chat_template.ChatTemplate`)
+jinja       a model's own chat template (:class:`~litm.prompt.ChatTemplate`)
 =========== =================================================================================
 
 Example:

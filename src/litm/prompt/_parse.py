@@ -52,7 +52,7 @@ class ShownBlock(Protocol):
 
 @runtime_checkable
 class BuiltPrompt(Protocol):
-    """What parsing reads from a built :class:`~litm.prompt._prompt.Prompt` (kept structural, so this module
+    """What parsing reads from a built :class:`~litm.prompt.Prompt` (kept structural, so this module
     sits below the prompt value that calls it)."""
 
     @property
@@ -124,13 +124,13 @@ def parse_prompt(
     """Parse a rendered prompt back into its document blocks (ids, header fields, original text).
 
     ``rendered``: a string in any format, OpenAI messages, Anthropic arguments, or a
-    :class:`~litm.prompt._prompt.Prompt` (its text). ``template``: the
-    :class:`~litm.prompt._templates.PromptTemplate` or language the prompt was built with; by
+    :class:`~litm.prompt.Prompt` (its text). ``template``: the
+    :class:`~litm.prompt.PromptTemplate` or language the prompt was built with; by
     default the built-in languages are tried. ``style``: the anchor style (``"xml"`` or
     ``"bracket"``; by default a prompt's own, else ``xml`` is tried, then ``bracket``). Un-escaping
     must use the same special tokens as the build: pass the prompt's ``neutralizer``, or the same
     ``special_tokens`` (chat template tokens included); :meth:`Prompt.parse
-    <litm.prompt._prompt.Prompt.parse>` does this for you.
+    <litm.prompt.Prompt.parse>` does this for you.
     """
     if isinstance(rendered, BuiltPrompt):
         template = rendered.template if template is None else template

@@ -35,7 +35,7 @@ _SEP = "\n\n"
 
 @dataclass(frozen=True, slots=True)
 class DocBlock:
-    """Where one document sits in :attr:`Prompt.user <litm.prompt._prompt.Prompt.user>`: ``user[start:end]``
+    """Where one document sits in :attr:`Prompt.user <litm.prompt.Prompt.user>`: ``user[start:end]``
     is its whole block. ``id`` is the document's own id, ``shown_id`` the one the prompt shows for it (the
     same, or its slot number when ids are long: see :func:`~litm.prompt._anchors.shown_ids`)."""
 

@@ -36,7 +36,7 @@ QUESTION_POSITIONS: tuple[str, ...] = ("after", "before", "both")
 class Wording:
     """The words of a prompt: language or template, system text, instruction and answer cue.
 
-    ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`~litm.prompt._templates.PromptTemplate`;
+    ``lang`` (``"en"`` or ``"zh"``) picks a built-in :class:`~litm.prompt.PromptTemplate`;
     ``template`` replaces it and brings its own language (``lang`` then reads the template's).
     ``system`` is the system text (none by default); ``instruction`` overrides the style's instruction
     (``""`` for none); ``answer_cue`` overrides the plain-text cue (``""`` for none, e.g. when the
@@ -139,7 +139,7 @@ class Layout:
 @dataclass(frozen=True)
 class Escaping:
     """What is escaped besides litm's defaults: ``special_tokens`` (extra tokens a document must not
-    forge) and ``chat_template`` (a :class:`~litm.prompt._chat_template.ChatTemplate`, or its source
+    forge) and ``chat_template`` (a :class:`~litm.prompt.ChatTemplate`, or its source
     string: every token it treats as special is escaped too, and it enables format ``"jinja"``)."""
 
     special_tokens: tuple[str, ...] = ()

@@ -2,7 +2,7 @@
 
 ============ ============================================================================================
 ``xml``      litm's anchors (the default): ``<document id="x" position="1/3" score="0.9">``, the text,
-             ``</document id="x">``; names from the :class:`~litm.prompt._templates.PromptTemplate`
+             ``</document id="x">``; names from the :class:`~litm.prompt.PromptTemplate`
 ``bracket``  the field report's format: ``[DOC_ID: x | REL_SCORE: 0.9 | POSITION: 1/3]``, the text,
              ``[/DOC_ID: x]``; a middle-zone document carries ``| ZONE: MIDDLE``
 ``liu``      Liu et al. (2024)'s search results, one per line: ``Document [1](Title: t) text``
@@ -358,9 +358,9 @@ def render_documents(
 ) -> str:
     """The document blocks of ``docs`` (in the order given), joined as the style joins them.
 
-    ``docs`` are :class:`~litm.placement._documents.Doc` values or anything
+    ``docs`` are :class:`~litm.placement.Doc` values or anything
     :func:`~litm.placement._documents.to_doc` reads. ``style`` is a style name or full
-    :class:`~litm.prompt._anchors.AnchorOptions`; ``template`` gives the ``xml`` names (English by
+    :class:`~litm.prompt.AnchorOptions`; ``template`` gives the ``xml`` names (English by
     default); ``neutralizer`` defaults to the style's own.
     """
     options = style if isinstance(style, AnchorOptions) else AnchorOptions(style=style)  # type: ignore[arg-type]
