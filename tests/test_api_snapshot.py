@@ -36,3 +36,10 @@ def test_the_snapshot_sees_signatures() -> None:
     text = api_metrics.snapshot()
     assert "def place(" in text and "\nclass PromptBuilder\n    PromptBuilder(" in text
     assert "[litm.placement]" in text and "[litm.budget._guard]" not in text
+
+
+def test_architecture_lists_each_packages_public_names() -> None:
+    text = api_metrics.ARCHITECTURE.read_text(encoding="utf-8")
+    assert api_metrics.architecture_with_surface(text) == text, (
+        f"docs/architecture.md's table of public names is stale: run `{REGENERATE}`"
+    )

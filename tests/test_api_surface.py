@@ -26,6 +26,7 @@ GENERIC = {
     "UnsupportedTypeError",
     "MissingDependencyError",
     "InputFormatError",
+    "CommandConfigError",  # a CLI command's --config file: the CLI exports only app and main
 }
 
 #: Every other error, by the package whose API raises it; that package exports it too.

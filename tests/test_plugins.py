@@ -98,7 +98,7 @@ def test_plugins_in_python_and_builtins_are_never_replaced(plugin_path: Path) ->
         """
         import litm
         from litm.models import backends, load_model
-        from litm.placement._registry import strategy_names
+        from litm.placement import strategy_names
         print("first-last" in strategy_names(), "echo" in backends())
         print(load_model("echo:hi").complete("ping").text)
         # The plugin's "pyramid" does not displace the built-in one.

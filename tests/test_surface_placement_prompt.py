@@ -23,7 +23,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "litm"
 
 PLACEMENT = {
     "Doc", "PlacementOptions", "PlacementPlan", "PositionProfile", "Strategy", "place", "register_profile",
-    "register_strategy",
+    "register_strategy", "strategy_names",
 }  # fmt: skip
 PROMPT = {
     "AnchorOptions", "ChatTemplate", "Escaping", "Layout", "Prompt", "PromptBuilder", "PromptTemplate", "Wording",

@@ -26,7 +26,7 @@ from litm.errors import (
     UnknownModelSpecError,
 )
 from litm.models._base import Completion, GenerationRequest, Model, complete_many
-from litm.models._spec import ModelSpec, load_model, register_backend, unregister_backend
+from litm.models._spec import ModelSpec, backends, load_model, register_backend, unregister_backend
 
 # The backends' classes (LocalModel, OpenAIModel, AnthropicModel) are reached through load_model; the embedded
 # catalogue, the cache folder and spec parsing are the CLI's (litm.models._embedded, litm.models._spec).
@@ -41,6 +41,7 @@ __all__ = [
     "ModelNotFoundError",
     "ModelSpec",
     "UnknownModelSpecError",
+    "backends",
     "complete_many",
     "load_model",
     "register_backend",

@@ -98,7 +98,11 @@ def unregister_backend(scheme: str) -> None:
 
 
 def backends() -> list[str]:
-    """Registered spec schemes, built-ins first, then plugins."""
+    """Registered spec schemes, built-ins first, then plugins (what ``litm models`` lists).
+
+    >>> {"local", "openai", "anthropic"} <= set(backends())
+    True
+    """
     return _BACKENDS.names()
 
 

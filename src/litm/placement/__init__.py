@@ -34,7 +34,7 @@ from litm.placement._options import PlacementOptions
 from litm.placement._place import place
 from litm.placement._plan import PlacementPlan
 from litm.placement._profile import PositionProfile
-from litm.placement._registry import register_strategy
+from litm.placement._registry import register_strategy, strategy_names
 from litm.placement._strategy import Strategy
 
 __all__ = [
@@ -53,4 +53,5 @@ __all__ = [
     "place",
     "register_profile",
     "register_strategy",
+    "strategy_names",
 ]
