@@ -36,7 +36,9 @@ def _base(**kw: Any) -> BenchConfig:
     return BenchConfig(**{**opts, **kw})
 
 
-def test_compress_only_pairs_with_the_baseline_and_resumes(tmp_path: Path, answers: dict[str, str]) -> None:
+def test_compress_only_pairs_with_the_baseline_and_resumes(
+    tmp_path: Path, answers: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     base_dir, out = tmp_path / "base", tmp_path / "compress"
     run_bench(EdgeModel(answers), _base(), base_dir, progress=False)
     config = _base(
@@ -72,8 +74,11 @@ def test_compress_only_pairs_with_the_baseline_and_resumes(tmp_path: Path, answe
     again = run_bench(model, config, out, resume=True, progress=False)
     assert again.answered == 0
     more = run_bench(model, _base(**{**config.__dict__, "compress_arms": ("drop", "embed-edges", "lead")}), out,
-                     resume=True, progress=False)  # fmt: skip
+                     resume=True, progress=True)  # fmt: skip
     assert {r["arm"] for r in more.rows} == {"drop", "embed-edges", "lead"} and len(more.rows) == 4 * 3 * 3
+    # Its progress counts only the 12 new rows (4 questions x 3 slots), not the 24 it already had, and ends full.
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bench compress")]
+    assert lines and lines[-1].startswith(f"bench compress k={K}: 12/12 (100%)")
     assert (out / "compress-scores.jsonl").stat().st_size > 0
 
 

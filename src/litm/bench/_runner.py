@@ -180,9 +180,11 @@ def _compress_stage(
     for k in config.ks:
         slots = config.checkpoints(k, config.compress_slots)
         args = (config.compress_arms, config.compress_ratios, slots, config.compress_designs)
-        todo = [it for it in items if any(key not in log for key in compress_keys(it, k, *args))]
-        per = len(compress_keys(todo[0], k, *args)) if todo else 0
-        task = bar.add_task(f"compress k={k}", total=per * len(todo))
+        missing = {it.qid: sum(key not in log for key in compress_keys(it, k, *args)) for it in items}
+        todo = [it for it in items if missing[it.qid]]
+        # Only the rows still to make: a resumed run that adds arms to a finished one counts (and times) what is
+        # left, not the rows it already has.
+        task = bar.add_task(f"compress k={k}", total=sum(missing[it.qid] for it in todo))
         for item in todo:
             made = compress_jobs(
                 item, k, compressors, arms=config.compress_arms, ratios=config.compress_ratios, slots=slots,
@@ -251,7 +253,7 @@ def run_bench(
                 (copies if sha in by_sha or sha in pending else todo).append((job, sha))
                 pending.add(sha)
             if task is None:
-                task = bar.add_task(name, total=len(todo))
+                task = bar.add_task(name, total=len(todo) + len(copies))
             shas = {j.key: s for j, s in todo}
 
             def done(job: Job, c: Completion, scores: Sequence[Logprobs] | None) -> None:
@@ -268,6 +270,7 @@ def run_bench(
                     {**first, **job.meta, "key": job.key, "fold": folds[job.item.qid], "same_prompt_as": first["key"]}
                 )
                 run.reused += 1
+                bar.advance(task)
 
         if not (config.compress_only or config.psc_only):
             go("slots+controls", list(stage1_jobs(items, config, profile)))
