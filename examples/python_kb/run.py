@@ -17,7 +17,7 @@ from pathlib import Path
 
 from litm.prompt import PromptBuilder, Wording
 from litm.rag import Pipeline
-from litm.retrieve import build_index, make_retriever
+from litm.retrieve import build_index, search
 
 HERE = Path(__file__).resolve().parent
 QUERY = "Python高级特性"
@@ -33,7 +33,7 @@ def main() -> None:
         print(f"== index: {report.summary()}")
         for kind in ("bm25", "dense"):
             print(f"\n== retrieval: {kind}, query {QUERY!r}")
-            for hit in make_retriever(index, kind).search(QUERY, K):
+            for hit in search(index, QUERY, k=K, retriever=kind):
                 print(f"{hit.rank}. {hit.chunk.id:<22} {hit.chunk.title}")
         # The pipeline searches with both, fused by reciprocal rank fusion; the prompt is worded in Chinese.
         rag = Pipeline.from_index(index, retriever="hybrid", builder=PromptBuilder(wording=Wording(lang="zh")), k=K)
