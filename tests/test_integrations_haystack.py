@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import inspect
+import json
 
 import pytest
 from haystack import Document, Pipeline
@@ -22,7 +23,7 @@ import litm
 from fixtures_server import Server
 from integrations_support import SAMPLE_QUESTION, sample_docs
 from litm.budget._counting import as_counter
-from litm.errors import InvalidOptionError, UnknownStrategyError
+from litm.errors import InvalidOptionError, UnknownStrategyError, UnsupportedTypeError
 from litm.integrations import haystack as litm_haystack
 from litm.placement import PlacementOptions
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
@@ -64,7 +65,8 @@ def test_a_trim_and_prompt_pipeline_survives_yaml_and_runs() -> None:
         wording=Wording(system="Answer from the documents."), anchors=AnchorOptions(style="bracket")
     )
     profile = litm.PositionProfile.from_weights([0.95, 0.4, 0.3, 0.5, 0.9], name="measured")
-    settings = {"builder": builder, "strategy": "profile", "profile": profile}
+    placement = PlacementOptions("profile", rank_by="auto", dedup="id", profile=profile)
+    settings = {"builder": builder, "placement": placement}
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(_store(), top_k=8))
     pipe.add_component("trim", LitmTrimmer(tokenizer=GPT4O, max_input_tokens=900, **settings))
@@ -112,7 +114,7 @@ def test_the_pipeline_runs_async_through_run_async() -> None:
 
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(_store(), top_k=8))
-    pipe.add_component("ranker", LitmRanker(top_k=5))
+    pipe.add_component("ranker", LitmRanker(placement=PlacementOptions(rank_by="auto", top_k=5)))
     pipe.connect("retriever.documents", "ranker.documents")
     sync = pipe.run({"retriever": {"query": QUESTION}})["ranker"]["documents"]
     done = asyncio.run(pipe.run_async({"retriever": {"query": QUESTION}}))["ranker"]["documents"]
@@ -135,6 +137,17 @@ def test_a_component_outside_haystack_integrations_would_not_load() -> None:
     )
     with pytest.raises((DeserializationError, PipelineError), match=r"litm\.integrations\.haystack"):
         Pipeline.loads(yaml)
+
+
+def test_the_placement_is_saved_as_one_value_with_the_strategy_shorthand_applied() -> None:
+    profile = litm.PositionProfile.from_weights([0.9, 0.3, 1.0], name="measured")
+    given = PlacementOptions(rank_by="score", top_k=3, profile=profile)
+    ranker = litm_haystack.LitmRanker(strategy="profile", placement=given)
+    saved = json.loads(json.dumps(ranker.to_dict()))
+    assert list(saved["init_parameters"]) == ["placement"] and saved["init_parameters"]["placement"]["top_k"] == 3
+    again = litm_haystack.LitmRanker.from_dict(saved)
+    assert again.placing == ranker.placing == given.replace(strategy="profile")
+    assert litm_haystack.LitmRanker().placing == PlacementOptions(rank_by="auto", dedup="id")
 
 
 def test_duplicates_keep_the_best_ranked_copy_as_haystacks_rankers_do() -> None:
@@ -162,7 +175,16 @@ def test_per_run_overrides() -> None:
     ("make", "error", "message"),
     [
         (lambda: litm_haystack.LitmRanker(strategy="lost"), UnknownStrategyError, "unknown placement strategy"),
-        (lambda: litm_haystack.LitmRanker(rank_by="bm25"), InvalidOptionError, "rank_by must be 'auto', 'input'"),
+        (lambda: litm_haystack.LitmRanker(placement={"strategy": "edges"}), UnsupportedTypeError,
+         "LitmRanker: placement must be a litm.placement.PlacementOptions, got dict"),
+        (lambda: litm_haystack.LitmRanker.from_dict(
+            {"type": "haystack_integrations.components.rankers.litm.LitmRanker",
+             "init_parameters": {"placement": {"rank_by": "bm25"}}}),
+         InvalidOptionError, "rank_by must be 'auto', 'input'"),
+        (lambda: litm_haystack.LitmRanker.from_dict(
+            {"type": "haystack_integrations.components.rankers.litm.LitmRanker",
+             "init_parameters": {"placement": {"top_kk": 3}}}),
+         InvalidOptionError, "unknown placement option.s. top_kk"),
         (lambda: litm_haystack.LitmTrimmer(tokenizer=GPT4O, max_input_tokens=0), InvalidOptionError,
          "max_input_tokens must be a positive integer"),
         (lambda: litm_haystack.LitmPromptBuilder(max_input_tokens=500), InvalidOptionError, "tokenizer is missing"),

@@ -8,6 +8,7 @@ offline MiniLM (see integrations_support.py).
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from langchain_classic.retrievers import ContextualCompressionRetriever
@@ -24,8 +25,9 @@ from langchain_core.vectorstores import InMemoryVectorStore, VectorStoreRetrieve
 import litm
 from integrations_support import SAMPLE_QUESTION, MiniLMEmbeddings, sample_docs
 from litm.budget._counting import as_counter
-from litm.errors import InvalidOptionError, PromptError, UnknownStrategyError
+from litm.errors import InvalidOptionError, PromptError, UnknownStrategyError, UnsupportedTypeError
 from litm.integrations.langchain import LitmPrompt, LitmReorder, LitmRetriever, LitmTrimmer
+from litm.placement import PlacementOptions
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.retrieve._embedder import MiniLM
 
@@ -174,28 +176,34 @@ def test_scored_pairs_rank_by_the_stores_score_once_its_direction_is_said(embedd
     store.add_documents([Document(page_content=d["text"], id=d["id"]) for d in sample_docs()])
     pairs = store.similarity_search_with_score(QUESTION, k=8)
     shuffled = pairs[::-1]  # the scores, not the order, say which is best
-    ours = LitmReorder(strategy="none", rank_by="score", higher_is_better=True).invoke(shuffled)
+    similarity = PlacementOptions("none", rank_by="score", higher_is_better=True)
+    ours = LitmReorder(placement=similarity).invoke(shuffled)
     assert [d.id for d, _ in ours] == [d.id for d, _ in pairs]
-    with pytest.raises(InvalidOptionError, match=r"pairs need higher_is_better= \(False for a distance"):
-        LitmReorder(rank_by="score").invoke(shuffled)
+    # A placement given states the direction; without one (the strategy shorthand alone) pairs are refused.
+    with pytest.raises(InvalidOptionError, match=r"pairs need higher_is_better stated: placement=PlacementOptions"):
+        LitmReorder(strategy="none").invoke(shuffled)
+    distance = LitmReorder(placement=similarity.replace(higher_is_better=False)).invoke(shuffled)
+    assert [d.id for d, _ in distance] == [d.id for d, _ in pairs][::-1]
 
 
 def test_metadata_relevance_scores_are_read_higher_is_better() -> None:
     # What LangChain's rerankers (Cohere, FlashRank, cross-encoder) write into metadata.
     docs = [Document(page_content=f"d{i}", metadata={"relevance_score": s}) for i, s in enumerate([0.2, 0.9, 0.5])]
-    out = LitmReorder(strategy="none", rank_by="auto").transform_documents(docs)
+    out = LitmReorder(placement=PlacementOptions("none", rank_by="auto")).transform_documents(docs)
     assert [d.page_content for d in out] == ["d1", "d2", "d0"]
     assert [d.page_content for d in LitmReorder(strategy="none").transform_documents(docs)] == ["d0", "d1", "d2"]
 
 
 def test_settings_round_trip_through_model_dump() -> None:
     builder = PromptBuilder(anchors=AnchorOptions(style="liu"))
+    placement = PlacementOptions(top_k=5, profile=litm.PositionProfile.from_weights([0.9, 0.3, 1.0]))
     trimmer = LitmTrimmer(tokenizer=GPT4O, max_input_tokens=900, builder=builder, strategy="profile",
-                          profile=litm.PositionProfile.from_weights([0.9, 0.3, 1.0]))  # fmt: skip
+                          placement=placement)  # fmt: skip
     dumped = trimmer.model_dump()
+    assert json.loads(json.dumps(dumped))["placement"] == placement.to_dict()  # saved as its JSON form
     again = LitmTrimmer(**dumped)
     assert again.model_dump() == dumped and again.prompt_builder == builder
-    assert again.placing.profile == trimmer.placing.profile
+    assert again.placing == trimmer.placing == placement.replace(strategy="profile")
 
 
 @pytest.mark.parametrize(
@@ -203,6 +211,10 @@ def test_settings_round_trip_through_model_dump() -> None:
     [
         (lambda: LitmReorder(strategy="lost"), UnknownStrategyError, "unknown placement strategy 'lost'"),
         (lambda: LitmReorder(stratgy="edges"), InvalidOptionError, "LitmReorder: unknown option.s. stratgy"),
+        (lambda: LitmReorder(rank_by="score"), InvalidOptionError, "LitmReorder: unknown option.s. rank_by"),
+        (lambda: LitmReorder(placement=["edges"]), UnsupportedTypeError,
+         "placement must be a litm.placement.PlacementOptions, got list"),
+        (lambda: LitmReorder(placement={"rank_by": "best"}), InvalidOptionError, "rank_by must be 'auto'"),
         (lambda: LitmTrimmer(strategy="edges"), InvalidOptionError, "LitmTrimmer needs a token budget"),
         (lambda: LitmTrimmer(max_input_tokens=100), InvalidOptionError, "tokenizer is missing"),
         (lambda: LitmPrompt(output="json"), InvalidOptionError, "output must be 'chat' or 'text'"),

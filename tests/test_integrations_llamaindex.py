@@ -23,6 +23,7 @@ from litm.budget._counting import as_counter
 from litm.errors import InvalidOptionError, InvalidScoreError, PromptError, UnknownStrategyError, UnsupportedTypeError
 from litm.integrations import Budget
 from litm.integrations.llamaindex import LitmReorder, LitmSynthesizer, LitmTrimmer
+from litm.placement import PlacementOptions
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.retrieve._embedder import MiniLM
 
@@ -124,13 +125,16 @@ def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeW
 def test_settings_round_trip_through_to_dict_and_json() -> None:
     profile = litm.PositionProfile.from_weights([0.9, 0.3, 1.0], name="measured")
     builder = PromptBuilder(anchors=AnchorOptions(style="liu"))
-    trimmer = LitmTrimmer(tokenizer=GPT4O, max_input_tokens=900, strategy="profile", profile=profile, builder=builder)
+    placement = PlacementOptions(rank_by="auto", profile=profile)
+    trimmer = LitmTrimmer(
+        tokenizer=GPT4O, max_input_tokens=900, strategy="profile", placement=placement, builder=builder
+    )
     data = trimmer.to_dict()
-    assert data["class_name"] == "LitmTrimmer" and data["profile"]["name"] == "measured"
+    assert data["class_name"] == "LitmTrimmer" and data["placement"]["profile"]["name"] == "measured"
     again = LitmTrimmer.from_dict(data)
     assert again.to_dict() == data and again.placing == trimmer.placing and again.prompt_builder == builder
     assert LitmTrimmer.from_json(trimmer.to_json()).to_dict() == data
-    reorder = LitmReorder(strategy="edges", min_docs=0, dedup="id")
+    reorder = LitmReorder(placement=PlacementOptions("edges", min_docs=0, dedup="id"))
     assert LitmReorder.from_dict(reorder.to_dict()).placing == reorder.placing
 
 
@@ -138,14 +142,17 @@ def test_unscored_nodes_are_placed_by_rank_or_refused_never_counted_as_zero() ->
     nodes = [NodeWithScore(node=TextNode(text=t, id_=t), score=s) for t, s in [("a", 0.9), ("b", None), ("c", -0.4)]]
     assert _ids(LitmReorder(strategy="none").postprocess_nodes(nodes)) == ["a", "b", "c"]
     with pytest.raises(InvalidScoreError, match=r"item 1 \('b'\) has no score"):
-        LitmReorder(rank_by="score").postprocess_nodes(nodes)
+        LitmReorder(placement=PlacementOptions(rank_by="score")).postprocess_nodes(nodes)
 
 
 @pytest.mark.parametrize(
     ("make", "error", "message"),
     [
         (lambda: LitmReorder(strategy="lost"), UnknownStrategyError, "unknown placement strategy 'lost'"),
-        (lambda: LitmReorder(top_k=-2), InvalidOptionError, "top_k must be a non-negative integer, got -2"),
+        (lambda: LitmReorder(placement={"top_k": -2}), InvalidOptionError, "top_k must be a non-negative integer"),
+        (lambda: LitmReorder(top_k=2), InvalidOptionError, "LitmReorder: unknown option.s. top_k"),
+        (lambda: LitmReorder(placement="edges"), UnsupportedTypeError,
+         "placement must be a litm.placement.PlacementOptions, got str"),
         (lambda: LitmReorder(topk=2), InvalidOptionError, "LitmReorder: unknown option.s. topk"),
         (lambda: LitmTrimmer(), InvalidOptionError, "LitmTrimmer needs a token budget"),
         (lambda: LitmSynthesizer.messages_for([], "Who?", rank="score"), TypeError, "unexpected keyword .* 'rank'"),

@@ -14,9 +14,10 @@ LangChain               ``LitmReorder(strategy="langchain")``  the default (``py
 LlamaIndex              ``LitmReorder(strategy="langchain")``  unscored nodes: theirs counts None as 0 and reads
                         with distinct scores                   the list worst first, litm reads it best first;
                                                               ``rank_by="score"`` refuses a missing score
-Haystack                ``LitmRanker(strategy="edges",         the default ranks by score when every document
-                        min_docs=0)``, scores or not, when     has one (theirs trusts the input order); a token
-                        the input is in score order            budget instead of an overshooting word count
+Haystack                ``LitmRanker(placement=HS_EXACT)``     the default ranks by score when every document
+                        (``"edges"``, ``min_docs=0``), scores  has one (theirs trusts the input order); a token
+                        or not, when the input is in score     budget instead of an overshooting word count
+                        order
 ======================= ===================================== ==============================================
 """
 
@@ -37,8 +38,12 @@ from litm.errors import InvalidScoreError
 from litm.integrations import haystack as hs
 from litm.integrations import langchain as lc
 from litm.integrations import llamaindex as li
+from litm.placement import PlacementOptions
 
 N = range(21)
+#: Haystack's migration setting: the components' default placement (by score when every document has one, a
+#: repeated id kept once) with edges and no lower bound, as LostInTheMiddleRanker places.
+HS_EXACT = PlacementOptions("edges", rank_by="auto", dedup="id", min_docs=0)
 
 
 def _scores(n: int, seed: int) -> list[float]:
@@ -87,7 +92,7 @@ def test_langchain_auto_ranks_by_score_where_long_context_reorder_ignores_scores
     scores = _scores(n, n + 100)
     docs = _lc_docs(n, scores)
     by_score = sorted(docs, key=lambda d: -d.metadata["relevance_score"])
-    ours = _text(lc.LitmReorder(strategy="langchain", rank_by="auto").transform_documents(docs))
+    ours = _text(lc.LitmReorder(placement=PlacementOptions("langchain", rank_by="auto")).transform_documents(docs))
     assert ours == _text(LongContextReorder().transform_documents(by_score))
 
 
@@ -121,7 +126,7 @@ def test_llamaindex_unscored_nodes_are_read_best_first_where_theirs_reads_them_w
     assert (ours == theirs) == (n < 2)
     if n:
         with pytest.raises(InvalidScoreError, match="no item has a score"):
-            li.LitmReorder(rank_by="score").postprocess_nodes(nodes)
+            li.LitmReorder(placement=PlacementOptions(rank_by="score")).postprocess_nodes(nodes)
 
 
 def test_llamaindex_a_missing_score_is_not_read_as_zero() -> None:
@@ -130,7 +135,7 @@ def test_llamaindex_a_missing_score_is_not_read_as_zero() -> None:
     assert theirs == ["n3", "n2", "n1", "n0"]  # the unscored n1 ranked above the scored n2 (-0.4 < 0)
     assert _ids(li.LitmReorder(strategy="langchain").postprocess_nodes(nodes)) == ["n1", "n3", "n2", "n0"]
     with pytest.raises(InvalidScoreError, match=r"item 1 \('n1'\) has no score"):
-        li.LitmReorder(strategy="langchain", rank_by="score").postprocess_nodes(nodes)
+        li.LitmReorder(placement=PlacementOptions("langchain", rank_by="score")).postprocess_nodes(nodes)
 
 
 # -- Haystack -----------------------------------------------------------------------------------------------
@@ -149,11 +154,11 @@ def test_haystack_parity_mode_equals_lost_in_the_middle_without_and_with_scores(
     ranked = sorted(_scores(n, n), reverse=True)  # a retriever's output: best first
     for docs in (_hs_docs([None] * n), _hs_docs(list(ranked))):
         theirs = _hs_ids(LostInTheMiddleRanker().run(documents=docs)["documents"])
-        ours = hs.LitmRanker(strategy="edges", min_docs=0).run(documents=docs)["documents"]
+        ours = hs.LitmRanker(placement=HS_EXACT).run(documents=docs)["documents"]
         assert _hs_ids(ours) == theirs
         top = min(n, 3) or None
         theirs_top = _hs_ids(LostInTheMiddleRanker(top_k=top).run(documents=docs)["documents"])
-        assert _hs_ids(hs.LitmRanker(strategy="edges", min_docs=0, top_k=top).run(documents=docs)["documents"]) == (
+        assert _hs_ids(hs.LitmRanker(placement=HS_EXACT.replace(top_k=top)).run(documents=docs)["documents"]) == (
             theirs_top
         )
 
@@ -164,10 +169,10 @@ def test_haystack_default_ranks_by_score_where_lost_in_the_middle_trusts_the_inp
     theirs_sorted = _hs_ids(
         LostInTheMiddleRanker().run(documents=sorted(docs, key=lambda d: -(d.score or 0)))["documents"]
     )
-    ours = _hs_ids(hs.LitmRanker(strategy="edges", min_docs=0).run(documents=docs)["documents"])
+    ours = _hs_ids(hs.LitmRanker(placement=HS_EXACT).run(documents=docs)["documents"])
     assert ours == theirs_sorted  # litm ranks by the scores; theirs would need the input sorted first
     as_given = _hs_ids(LostInTheMiddleRanker().run(documents=docs)["documents"])
-    assert _hs_ids(hs.LitmRanker(strategy="edges", min_docs=0, rank_by="input").run(documents=docs)["documents"]) == (
+    assert _hs_ids(hs.LitmRanker(placement=HS_EXACT.replace(rank_by="input")).run(documents=docs)["documents"]) == (
         as_given
     )
     if n >= 4:  # the default, auto without a profile, is edges: LostInTheMiddleRanker's order, by score
@@ -177,7 +182,7 @@ def test_haystack_default_ranks_by_score_where_lost_in_the_middle_trusts_the_inp
 def test_haystack_duplicates_keep_the_highest_score_like_lost_in_the_middle() -> None:
     docs = [*_hs_docs([0.3, 0.8, 0.5]), HaystackDocument(content="d1", id="d1", score=0.9)]
     theirs = LostInTheMiddleRanker().run(documents=sorted(docs, key=lambda d: -(d.score or 0)))["documents"]
-    ours = hs.LitmRanker(strategy="edges", min_docs=0).run(documents=docs)["documents"]
+    ours = hs.LitmRanker(placement=HS_EXACT).run(documents=docs)["documents"]
     assert [(d.id, d.score) for d in ours] == [(d.id, d.score) for d in theirs] == [
         ("d1", 0.9), ("d3", 0.5), ("d2", 0.8)
     ]  # fmt: skip

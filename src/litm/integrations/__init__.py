@@ -23,11 +23,11 @@ configured by a :class:`~litm.placement.PlacementOptions` and a :class:`Budget`;
 compressor (:mod:`litm.compress`: the sentences that answer the question, within a token budget, each kept
 span mapped back to the source under the ``"compressed"`` metadata key).
 
-:class:`Budget` and :class:`~litm.placement.PlacementOptions` are the values ``LitmSynthesizer`` takes whole
-(``budget=``, ``placement=``); the others read the same settings as keyword fields (``tokenizer``,
-``max_input_tokens``, ``reserve_output_tokens``, ``count_as``; ``strategy``, ``rank_by``, ``higher_is_better``,
-``dedup``, ``top_k``, ``min_docs``, ``profile``), which their frameworks save, and check them as one
-``PlacementOptions``.
+Every component takes its placement as one :class:`~litm.placement.PlacementOptions` (``placement=``), with
+``strategy=`` as the one shorthand (what ``LongContextReorder`` and ``LostInTheMiddleRanker`` users expect);
+their frameworks save it in its ``to_dict()`` form. :class:`Budget` is the value ``LitmSynthesizer`` takes
+whole (``budget=``); the others read the budget as keyword fields (``tokenizer``, ``max_input_tokens``,
+``reserve_output_tokens``, ``count_as``).
 
 Example:
     >>> budget = Budget("openai:gpt-4o", max_input_tokens=8000, reserve_output_tokens=500)

@@ -1,51 +1,46 @@
 """Pydantic fields for the LangChain and LlamaIndex components (both frameworks build components on pydantic 2).
 
-:class:`PlacingFields` carries the settings of a :class:`~litm.placement.PlacementOptions`,
+:class:`PlacingFields` carries a :class:`~litm.placement.PlacementOptions` (one ``placement`` field, with
+``strategy`` as its shorthand),
 :class:`PromptFields` those of a prompt builder and an optional :class:`~litm.integrations._options.Budget`,
 :class:`CompressionFields` those of a :class:`~litm.integrations._compression.Compressing`.
-Every field holds a JSON value (the profile and the builder in their own JSON forms), so a component
-serialises with its framework's own machinery (``model_dump``, LlamaIndex ``to_dict`` / ``from_dict``).
+Every field holds or dumps to a JSON value (the placement, the profile and the builder in their own JSON
+forms), so a component serialises with its framework's own machinery (``model_dump``, LlamaIndex ``to_dict`` /
+``from_dict``).
 
 Settings are checked by litm before pydantic sees them, so a bad value raises litm's one-line typed error
 (``UnknownStrategyError``, ``InvalidOptionError``, ...) rather than a pydantic ``ValidationError``, and a
-misspelt option name is refused instead of ignored. A component subclass changes a default by redeclaring
-the field (LangChain ranks by the given order; LlamaIndex and Haystack by score when there is one).
+misspelt option name is refused instead of ignored. A component subclass sets the placement it uses when given
+none (LangChain ranks by the given order; LlamaIndex by score when every node has one).
 
 Example:
     >>> class Reorder(PlacingFields):
     ...     pass
-    >>> Reorder(strategy="edges", profile={"weights": [0.9, 0.4, 0.8]}).placing.profile.slot_weights(3)
-    [0.9, 0.4, 0.8]
+    >>> from litm.placement import PlacementOptions
+    >>> reorder = Reorder(strategy="edges", placement=PlacementOptions(top_k=3))
+    >>> reorder.placing.strategy, reorder.placing.top_k, reorder.model_dump()["placement"]["top_k"]
+    ('edges', 3, 3)
     >>> Reorder(stratgy="edges")
     Traceback (most recent call last):
     ...
-    litm.errors.InvalidOptionError: Reorder: unknown option(s) stratgy; known: dedup, higher_is_better, ...
+    litm.errors.InvalidOptionError: Reorder: unknown option(s) stratgy; known: placement, strategy
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import MISSING
 from dataclasses import fields as dataclass_fields
-from typing import TYPE_CHECKING, Any, ClassVar, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, get_type_hints
 
-from litm.errors import InvalidOptionError, MissingDependencyError
+from litm.errors import InvalidOptionError, MissingDependencyError, UnsupportedTypeError
 from litm.integrations._compression import Compressing
-from litm.integrations._options import (
-    PLACING_FIELDS,
-    Budget,
-    CountAs,
-    RankByOption,
-    no_budget,
-    optional_budget,
-    placing,
-)
+from litm.integrations._options import Budget, CountAs, component_placement, no_budget, optional_budget
 from litm.placement import PlacementOptions
-from litm.placement._ranking import Dedup
-from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 
 try:
-    from pydantic import BaseModel, PrivateAttr, create_model
+    from pydantic import BaseModel, PlainSerializer, PlainValidator, PrivateAttr, create_model
     from pydantic_core import PydanticUndefined
 except ImportError as exc:  # pragma: no cover - both frameworks depend on pydantic
     raise MissingDependencyError(
@@ -79,28 +74,51 @@ class SettingsChecked(BaseModel):
         return None if default is PydanticUndefined else default
 
 
-class PlacingFields(SettingsChecked):
-    """The ranking and placement settings (see :func:`~litm.integrations._options.placing`)."""
+def _checked_placement(value: object) -> PlacementOptions | None:
+    """The ``placement`` field's value: a PlacementOptions, or its saved form (what ``model_dump`` writes)."""
+    if isinstance(value, Mapping):
+        return PlacementOptions.from_dict(value)
+    if value is not None and not isinstance(value, PlacementOptions):
+        raise UnsupportedTypeError(f"placement must be a litm.placement.PlacementOptions, got {type(value).__name__}")
+    return value
 
-    strategy: str = DEFAULT_STRATEGY
-    rank_by: RankByOption = "auto"
-    higher_is_better: bool = True
-    dedup: Dedup | None = None
-    top_k: int | None = None
-    min_docs: int | None = None
-    #: A PositionProfile's JSON form; the constructor also takes a PositionProfile or a profile file's path.
-    profile: dict[str, Any] | None = None
+
+def _saved_placement(value: PlacementOptions | None) -> dict[str, object] | None:
+    return None if value is None else value.to_dict()
+
+
+#: A :class:`~litm.placement.PlacementOptions` as a pydantic field: checked by litm (not by pydantic, which would
+#: take it apart as a dataclass) and saved in its JSON form (``to_dict``), which the constructor takes back.
+PlacementField = Annotated[
+    PlacementOptions | None, PlainValidator(_checked_placement), PlainSerializer(_saved_placement)
+]
+
+
+class PlacingFields(SettingsChecked):
+    """How to rank and place: ``placement`` (a :class:`~litm.placement.PlacementOptions`), ``strategy`` its shorthand.
+
+    Without a ``placement`` the component's :attr:`default_placement` is used (its framework's convention); a
+    ``placement`` given is used as it is. ``strategy``, when given, replaces the placement's strategy.
+    """
+
+    #: The placement of a component given none: ranked by score when every item has one (``rank_by="auto"``).
+    default_placement: ClassVar[PlacementOptions] = PlacementOptions(rank_by="auto")
+
+    strategy: str | None = None
+    #: Saved as its ``to_dict()`` form; the constructor also takes that form back.
+    placement: PlacementField = None
 
     def __init__(self, **data: Any) -> None:
-        checked = placing({name: self._given_or_default(data, name) for name in PLACING_FIELDS}, type(self).__name__)
-        if checked.profile is not None:
-            data["profile"] = checked.profile.to_dict()
+        owner = type(self).__name__
+        if isinstance(data.get("placement"), Mapping):
+            data["placement"] = PlacementOptions.from_dict(data["placement"])
+        component_placement(owner, data.get("placement"), data.get("strategy"), self.default_placement)
         super().__init__(**data)
 
     @property
     def placing(self) -> PlacementOptions:
-        """The settings as a validated :class:`~litm.placement.PlacementOptions` (read at each call)."""
-        return placing({name: getattr(self, name) for name in PLACING_FIELDS}, type(self).__name__)
+        """The placement in force: :attr:`placement` (or the default) with :attr:`strategy` applied."""
+        return component_placement(type(self).__name__, self.placement, self.strategy, self.default_placement)
 
 
 class PromptFields(SettingsChecked):

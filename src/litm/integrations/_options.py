@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from litm.budget._counting import as_tokenizer
-from litm.errors import InvalidOptionError, InvalidOptionTypeError
+from litm.errors import InvalidOptionError, InvalidOptionTypeError, UnsupportedTypeError
 from litm.models.tokenizers import Tokenizer
 from litm.placement import PlacementOptions, PositionProfile
 from litm.placement._options import RankByOption
@@ -48,6 +48,7 @@ __all__ = [
     "CountAs",
     "RankByOption",
     "as_profile",
+    "component_placement",
     "known_options",
     "no_budget",
     "optional_budget",
@@ -127,6 +128,43 @@ def placing(settings: Mapping[str, object], owner: str = "placement") -> Placeme
     values.setdefault("rank_by", "auto")
     values["profile"] = as_profile(values.get("profile"))
     return PlacementOptions.from_dict(values)
+
+
+def component_placement(
+    owner: str, placement: object, strategy: object = None, default: PlacementOptions | None = None
+) -> PlacementOptions:
+    """A component's placement: ``placement`` (``default`` when None) with the ``strategy`` shorthand applied.
+
+    ``placement`` must be a :class:`~litm.placement.PlacementOptions` (anything else is an
+    :class:`~litm.errors.UnsupportedTypeError`); the strategy must be a registered name, so that the component
+    can be saved. ``default`` is the component's own (its framework's score convention), used only when no
+    ``placement`` is given: a given one is taken as it is.
+
+    >>> component_placement("LitmReorder", PlacementOptions(top_k=2), "edges").strategy
+    'edges'
+    >>> component_placement("LitmReorder", {"strategy": "edges"})
+    Traceback (most recent call last):
+    ...
+    litm.errors.UnsupportedTypeError: LitmReorder: placement must be a litm.placement.PlacementOptions, got dict
+    """
+    if placement is not None and not isinstance(placement, PlacementOptions):
+        raise UnsupportedTypeError(
+            f"{owner}: placement must be a litm.placement.PlacementOptions, got {type(placement).__name__}"
+        )
+    if strategy is not None and not isinstance(strategy, str):
+        raise InvalidOptionTypeError(
+            f"{owner}: strategy must be a registered strategy name, got {type(strategy).__name__} "
+            "(register a custom Strategy with litm.placement.register_strategy)"
+        )
+    given = placement if placement is not None else default
+    options = PlacementOptions.of(given, strategy=strategy)
+    if not isinstance(options.strategy, str):
+        raise InvalidOptionTypeError(
+            f"{owner}: the placement's strategy must be a registered strategy name, got "
+            f"{type(options.strategy).__name__}, which cannot be saved (register it with "
+            "litm.placement.register_strategy)"
+        )
+    return options
 
 
 def placing_dict(options: PlacementOptions) -> dict[str, Any]:

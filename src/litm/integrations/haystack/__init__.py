@@ -4,8 +4,8 @@ Needs ``pip install 'litm[haystack]'`` (haystack-ai 3.x); importing this package
 :class:`~litm.errors.MissingDependencyError` naming the extra.
 
 =========================== ===========================================================================
-:class:`LitmRanker`         places documents by any litm strategy (``strategy="edges", min_docs=0`` is
-                            exactly ``LostInTheMiddleRanker``)
+:class:`LitmRanker`         places documents by any litm strategy (``placement=PlacementOptions("edges",
+                            min_docs=0, ...)`` is exactly ``LostInTheMiddleRanker``)
 :class:`LitmTrimmer`        keeps the best-ranked documents whose prompt fits a token budget (an exact
                             tokenizer, not a word count), placed
 :class:`LitmPromptBuilder`  litm's anchored prompt as ``list[ChatMessage]`` (``prompt``) and as text
@@ -21,7 +21,9 @@ package gives the same classes.
 
 Scores are read in Haystack's convention, higher is better (BM25 and embedding retrievers); documents are
 ranked by score when every document has one and in the given order otherwise (``rank_by="auto"``), and a
-repeated id keeps its best-ranked copy (``dedup="id"``), as Haystack's rankers do.
+repeated id keeps its best-ranked copy (``dedup="id"``), as Haystack's rankers do. That is the components'
+placement when no ``placement=`` (a :class:`~litm.placement.PlacementOptions`, saved in a pipeline as its
+``to_dict()``) is given; ``strategy=`` is its shorthand.
 
 Example:
     >>> from haystack import Document

@@ -20,11 +20,11 @@ from typing import Any, TypedDict
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from litm.integrations._options import ProfileLike, optional_budget, placing_dict
+from litm.integrations._options import component_placement, optional_budget
 from litm.integrations._steps import assemble
-from litm.integrations.haystack._rankers import BuilderLike, LitmRanker, as_builder
+from litm.integrations.haystack._rankers import DEFAULT_PLACEMENT, BuilderLike, as_builder
 from litm.integrations.haystack._serde import dump, load
-from litm.placement._registry import DEFAULT_STRATEGY
+from litm.placement import PlacementOptions
 from litm.prompt import Prompt
 
 __all__ = ["MODULE", "LitmPromptBuilder"]
@@ -45,7 +45,8 @@ class PromptOutput(TypedDict):
 class LitmPromptBuilder:
     """Documents and a query in; litm's anchored prompt out, for a chat generator (``prompt``) or as ``text``.
 
-    Documents are ranked and placed as :class:`~litm.integrations.haystack.LitmRanker` does (same options)
+    Documents are ranked and placed as :class:`~litm.integrations.haystack.LitmRanker` does (same ``placement``
+    and ``strategy``)
     and, given ``tokenizer`` and ``max_input_tokens``, trimmed lowest-ranked first so that the request fits
     (counted as ``count_as`` says: the OpenAI chat request by default). ``builder`` is a
     :class:`~litm.prompt.PromptBuilder` or its dict (anchor style, wording, system text, middle marker).
@@ -71,17 +72,12 @@ class LitmPromptBuilder:
         max_input_tokens: int | None = None,
         reserve_output_tokens: int = 0,
         count_as: str = "openai",
-        strategy: str = DEFAULT_STRATEGY,
-        rank_by: str = "auto",
-        higher_is_better: bool = True,
-        dedup: str | None = "id",
-        top_k: int | None = None,
-        min_docs: int | None = None,
-        profile: ProfileLike | None = None,
+        strategy: str | None = None,
+        placement: PlacementOptions | None = None,
     ) -> None:
         self.builder = as_builder(builder)
         self.budget = optional_budget("LitmPromptBuilder", tokenizer, max_input_tokens, reserve_output_tokens, count_as)
-        self.placing = LitmRanker(strategy, rank_by, higher_is_better, dedup, top_k, min_docs, profile).placing
+        self.placing = component_placement("LitmPromptBuilder", placement, strategy, DEFAULT_PLACEMENT)
 
     def warm_up(self) -> None:
         """Load the budget's tokenizer now rather than at the first run."""
@@ -91,12 +87,12 @@ class LitmPromptBuilder:
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""
         budget = self.budget.to_dict() if self.budget is not None else {"tokenizer": None, "max_input_tokens": None}
-        return dump(self, builder=self.builder.to_dict(), **budget, **placing_dict(self.placing))
+        return dump(self, builder=self.builder.to_dict(), **budget, placement=self.placing.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmPromptBuilder":
         """The prompt builder :meth:`to_dict` saved."""
-        return load(cls, data)
+        return load(cls, data, placement=PlacementOptions.from_dict)
 
     @component.output_types(prompt=list[ChatMessage], text=str, documents=list[Document])
     def run(self, query: str, documents: list[Document], max_input_tokens: int | None = None) -> PromptOutput:

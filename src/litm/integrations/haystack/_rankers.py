@@ -21,17 +21,20 @@ from typing import Any, TypedDict
 
 from haystack import Document, component
 
-from litm.integrations._options import Budget, ProfileLike, placing, placing_dict
+from litm.integrations._options import Budget, component_placement
 from litm.integrations._steps import reorder, trim
 from litm.integrations.haystack._serde import dump, load
 from litm.placement import PlacementOptions
-from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import PromptBuilder
 
 __all__ = ["MODULE", "LitmRanker", "LitmTrimmer"]
 
 #: Where Haystack saves, and loads, these components from.
 MODULE = "haystack_integrations.components.rankers.litm"
+
+#: The placement of a component given none: by score when every document has one, a repeated id keeps its
+#: best-ranked copy (Haystack's document stores hand back duplicates across retrievers).
+DEFAULT_PLACEMENT = PlacementOptions(rank_by="auto", dedup="id")
 
 #: What ``builder=`` takes: a :class:`~litm.prompt.PromptBuilder` or its ``to_dict()`` form (None: litm's default).
 BuilderLike = PromptBuilder | Mapping[str, object]
@@ -54,46 +57,36 @@ class TrimmerOutput(TypedDict):
 class LitmRanker:
     """Place documents where the model looks: a drop-in for ``LostInTheMiddleRanker``, any litm strategy.
 
-    ``strategy`` is any litm strategy (default ``auto``: a measured ``profile=`` when given, else ``edges``;
-    ``"edges"`` with ``min_docs=0`` is exactly
-    ``LostInTheMiddleRanker``'s order; ``"profile"`` with ``profile=`` a measured profile: a
-    :class:`~litm.placement.PositionProfile`, its dict or a file path, saved inline). Documents are ranked
-    by score when every one has a score, else in the given order (``rank_by``); ``top_k`` keeps the best
-    ``k`` (also per run); a repeated id keeps its best-ranked copy (``dedup="id"``).
+    ``placement`` is a :class:`~litm.placement.PlacementOptions` (strategy, ranking, ``top_k``, ``min_docs``,
+    a measured ``profile``, ...; saved inline) and ``strategy`` its shorthand: any litm strategy (default
+    ``auto``: the placement's measured profile when it has one, else ``edges``; ``"edges"`` with
+    ``min_docs=0`` is exactly ``LostInTheMiddleRanker``'s order). Without a ``placement``, documents are
+    ranked by score when every one has a score, else in the given order (``rank_by="auto"``), and a repeated
+    id keeps its best-ranked copy (``dedup="id"``); a ``placement`` given is used as it is. ``top_k`` may
+    also be given per run.
 
     Example:
         >>> from haystack import Document
+        >>> from litm.placement import PlacementOptions
         >>> docs = [Document(content=t) for t in ("a", "b", "c")]
-        >>> [d.content for d in LitmRanker(strategy="edges", min_docs=0).run(documents=docs)["documents"]]
+        >>> exact = PlacementOptions("edges", rank_by="auto", dedup="id", min_docs=0)
+        >>> [d.content for d in LitmRanker(placement=exact).run(documents=docs)["documents"]]
         ['a', 'c', 'b']
     """
 
     __module__ = MODULE
 
-    def __init__(
-        self,
-        strategy: str = DEFAULT_STRATEGY,
-        rank_by: str = "auto",
-        higher_is_better: bool = True,
-        dedup: str | None = "id",
-        top_k: int | None = None,
-        min_docs: int | None = None,
-        profile: ProfileLike | None = None,
-    ) -> None:
-        self.placing = placing(
-            {"strategy": strategy, "rank_by": rank_by, "higher_is_better": higher_is_better, "dedup": dedup,
-             "top_k": top_k, "min_docs": min_docs, "profile": profile},
-            "LitmRanker",
-        )  # fmt: skip
+    def __init__(self, strategy: str | None = None, placement: PlacementOptions | None = None) -> None:
+        self.placing = component_placement("LitmRanker", placement, strategy, DEFAULT_PLACEMENT)
 
     def to_dict(self) -> dict[str, Any]:
-        """The saved form (every parameter a JSON value; a profile inline)."""
-        return dump(self, **placing_dict(self.placing))
+        """The saved form: the placement in force as its ``to_dict()`` (a profile inline)."""
+        return dump(self, placement=self.placing.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmRanker":
         """The ranker :meth:`to_dict` saved."""
-        return load(cls, data)
+        return load(cls, data, placement=PlacementOptions.from_dict)
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document], top_k: int | None = None) -> RankerOutput:
@@ -114,8 +107,8 @@ class LitmTrimmer:
     embedded model's tokenizer) and ``max_input_tokens`` the model's input limit, less
     ``reserve_output_tokens``. The whole prompt :class:`LitmPromptBuilder` would build from the survivors
     (``builder``, a :class:`~litm.prompt.PromptBuilder` or its dict) for the query is counted, as the OpenAI
-    chat request by default (``count_as``), and the lowest-ranked documents go first; placement and ranking
-    options are :class:`LitmRanker`'s. ``max_input_tokens`` may also be given per run.
+    chat request by default (``count_as``), and the lowest-ranked documents go first; ``placement`` and
+    ``strategy`` are :class:`LitmRanker`'s. ``max_input_tokens`` may also be given per run.
 
     Example:
         >>> from haystack import Document
@@ -134,17 +127,12 @@ class LitmTrimmer:
         reserve_output_tokens: int = 0,
         count_as: str = "openai",
         builder: BuilderLike | None = None,
-        strategy: str = DEFAULT_STRATEGY,
-        rank_by: str = "auto",
-        higher_is_better: bool = True,
-        dedup: str | None = "id",
-        top_k: int | None = None,
-        min_docs: int | None = None,
-        profile: ProfileLike | None = None,
+        strategy: str | None = None,
+        placement: PlacementOptions | None = None,
     ) -> None:
         self.budget = Budget(tokenizer, max_input_tokens, reserve_output_tokens, count_as)  # type: ignore[arg-type]
         self.builder = as_builder(builder)
-        self.placing = LitmRanker(strategy, rank_by, higher_is_better, dedup, top_k, min_docs, profile).placing
+        self.placing = component_placement("LitmTrimmer", placement, strategy, DEFAULT_PLACEMENT)
 
     def warm_up(self) -> None:
         """Load the tokenizer now (a local GGUF takes a moment) rather than at the first run."""
@@ -152,12 +140,12 @@ class LitmTrimmer:
 
     def to_dict(self) -> dict[str, Any]:
         """The saved form (the builder and a profile inline)."""
-        return dump(self, **self.budget.to_dict(), builder=self.builder.to_dict(), **placing_dict(self.placing))
+        return dump(self, **self.budget.to_dict(), builder=self.builder.to_dict(), placement=self.placing.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LitmTrimmer":
         """The trimmer :meth:`to_dict` saved."""
-        return load(cls, data)
+        return load(cls, data, placement=PlacementOptions.from_dict)
 
     @component.output_types(documents=list[Document], dropped=list[Document])
     def run(self, documents: list[Document], query: str, max_input_tokens: int | None = None) -> TrimmerOutput:

@@ -18,6 +18,7 @@ Example:
 """
 
 import inspect
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from litm.errors import InvalidOptionError, InvalidOptionTypeError
@@ -37,8 +38,12 @@ def dump(obj: object, **init_parameters: object) -> dict[str, Any]:
     return {"type": qualified_name(type(obj)), "init_parameters": init_parameters}
 
 
-def load(cls: type[T], data: object) -> T:
-    """The component ``data`` describes, built by ``cls``'s constructor (which checks every parameter)."""
+def load(cls: type[T], data: object, **rebuild: Callable[[object], object]) -> T:
+    """The component ``data`` describes, built by ``cls``'s constructor (which checks every parameter).
+
+    ``rebuild`` maps a parameter to what turns its saved form back into the value the constructor takes
+    (``placement=PlacementOptions.from_dict``); a parameter saved as None is passed as None.
+    """
     if not isinstance(data, dict):
         raise InvalidOptionTypeError(f"a saved {cls.__name__} is a mapping, got {type(data).__name__}")
     if data.get("type") != qualified_name(cls):
@@ -53,4 +58,7 @@ def load(cls: type[T], data: object) -> T:
         raise InvalidOptionError(
             f"{cls.__name__}: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
+    params = {
+        name: rebuild[name](value) if name in rebuild and value is not None else value for name, value in params.items()
+    }
     return cls(**params)

@@ -17,9 +17,11 @@ Needs ``pip install 'litm[langchain]'`` (langchain-core 1.x); importing this pac
 =================== ============================================================================================
 
 LangChain has no score convention: documents are ranked in the order the retriever returned them
-(``rank_by="input"``). A score in ``metadata["relevance_score"]`` or ``metadata["score"]`` (what LangChain's
-rerankers write) is read as higher-is-better; ``(Document, score)`` pairs from ``similarity_search_with_score``
-need ``higher_is_better`` stated, since stores differ (FAISS and Chroma return a distance, lower is closer).
+(``PlacementOptions()``, ``rank_by="input"``). Every component takes its placement as one
+``placement=`` :class:`~litm.placement.PlacementOptions`, with ``strategy=`` as a shorthand. A score in
+``metadata["relevance_score"]`` or ``metadata["score"]`` (what LangChain's rerankers write) is read as
+higher-is-better; ``(Document, score)`` pairs from ``similarity_search_with_score`` need ``higher_is_better``
+stated in a ``placement=``, since stores differ (FAISS and Chroma return a distance, lower is closer).
 
 Example:
     >>> from langchain_core.documents import Document

@@ -11,7 +11,12 @@ Example:
     >>> LitmReorder().invoke([(docs[0], 0.2), (docs[1], 0.7)])
     Traceback (most recent call last):
     ...
-    litm.errors.InvalidOptionError: LitmReorder: (document, score) pairs need higher_is_better= ...
+    litm.errors.InvalidOptionError: LitmReorder: (document, score) pairs need higher_is_better stated: ...
+    >>> from litm.placement import PlacementOptions
+    >>> distances = PlacementOptions(rank_by="score", higher_is_better=False)
+    >>> pairs = [(docs[0], 0.7), (docs[1], 0.2)]
+    >>> [d.page_content[:9] for d, _ in LitmReorder(strategy="none", placement=distances).invoke(pairs)]
+    ['passage 2', 'passage 1']
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 
 from litm.errors import InvalidOptionError
 from litm.integrations._fields import PlacingFields, PromptFields
-from litm.integrations._options import RankByOption
 from litm.integrations._steps import reorder, trim
 from litm.placement import PlacementOptions
 
@@ -33,20 +37,23 @@ __all__ = ["LangChainPlacing", "LitmReorder", "LitmTrimmer"]
 
 
 class LangChainPlacing(PlacingFields):
-    """Placement settings read in LangChain's conventions: the given order is the ranking.
+    """Placement read in LangChain's conventions: the given order is the ranking (``PlacementOptions()``).
 
     A ``(document, score)`` pair's score is whatever the vector store returns, a distance or a similarity;
-    litm will not guess which, so pairs with scores need ``higher_is_better`` given explicitly.
+    litm will not guess which, so pairs with scores need ``higher_is_better`` stated: a ``placement`` must be
+    given, and its ``higher_is_better`` is then taken as stated (a ``placement`` is the one place the
+    direction is set; the default's is not read as a choice).
     """
 
-    rank_by: RankByOption = "input"
+    default_placement: ClassVar[PlacementOptions] = PlacementOptions()
 
     def placing_for(self, items: Sequence[object]) -> PlacementOptions:
         """The :class:`~litm.placement.PlacementOptions` for ``items``, refusing pairs of unknown direction."""
-        if "higher_is_better" not in self.model_fields_set and any(_is_scored_pair(x) for x in items):
+        if "placement" not in self.model_fields_set and any(_is_scored_pair(x) for x in items):
             raise InvalidOptionError(
-                f"{type(self).__name__}: (document, score) pairs need higher_is_better= (False for a distance, "
-                "as FAISS and Chroma return; True for a similarity, as InMemoryVectorStore returns)"
+                f"{type(self).__name__}: (document, score) pairs need higher_is_better stated: "
+                "placement=PlacementOptions(higher_is_better=False) for a distance, as FAISS and Chroma return; "
+                "True for a similarity, as InMemoryVectorStore returns"
             )
         return self.placing
 

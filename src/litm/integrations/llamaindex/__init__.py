@@ -15,8 +15,9 @@ Needs ``pip install 'litm[llamaindex]'`` (llama-index-core 0.14); importing this
 ======================== =======================================================================================
 
 Scores are read in LlamaIndex's convention: ``NodeWithScore.score`` is a similarity, higher is better. Nodes
-are ranked by score when every node has one and in the retriever's order otherwise (``rank_by="auto"``); a
-node without a score is never counted as 0 (``rank_by="score"`` refuses it instead).
+are ranked by score when every node has one and in the retriever's order otherwise (``rank_by="auto"``, the
+components' default when no ``placement=`` :class:`~litm.placement.PlacementOptions` is given; ``strategy=`` is
+its shorthand); a node without a score is never counted as 0 (``rank_by="score"`` refuses it instead).
 
 Example:
     >>> from llama_index.core.schema import NodeWithScore, TextNode

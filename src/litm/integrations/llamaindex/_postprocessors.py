@@ -1,7 +1,8 @@
 """LlamaIndex node postprocessors: :class:`LitmReorder` (placement) and :class:`LitmTrimmer` (token budget).
 
 Both return the ``NodeWithScore`` objects they were given, reordered or cut, and round-trip through
-``to_dict`` / ``from_dict`` (every setting is a JSON value; a profile and a prompt builder in their JSON forms).
+``to_dict`` / ``from_dict`` (every setting is saved as a JSON value: the placement, its profile and a prompt
+builder in their JSON forms).
 
 Example:
     >>> from llama_index.core.schema import NodeWithScore, TextNode
@@ -30,16 +31,21 @@ __all__ = ["LitmReorder", "LitmTrimmer"]
 class LitmReorder(PlacingFields, BaseNodePostprocessor):
     """Place retrieved nodes where the model looks: a drop-in for LlamaIndex's ``LongContextReorder``.
 
-    ``strategy`` is any litm strategy (default ``auto``: a measured ``profile=`` when given, else ``edges``;
-    ``"langchain"`` gives ``LongContextReorder``'s
-    order; ``"profile"`` with ``profile=`` a measured profile). Nodes are ranked by score when every node has
-    one (``rank_by="auto"``), by the given order otherwise; ``rank_by="score"`` refuses a node without one.
+    ``placement`` is a :class:`~litm.placement.PlacementOptions` (strategy, ranking, ``top_k``, a measured
+    ``profile``, ...) and ``strategy`` its shorthand: any litm strategy (default ``auto``: the placement's
+    measured profile when it has one, else ``edges``; ``"langchain"`` gives ``LongContextReorder``'s order).
+    Without a ``placement`` nodes are ranked by score when every node has one (``rank_by="auto"``), by the
+    given order otherwise; ``rank_by="score"`` refuses a node without one.
 
     Example:
         >>> from llama_index.core.schema import NodeWithScore, TextNode
+        >>> from litm.placement import PlacementOptions
         >>> nodes = [NodeWithScore(node=TextNode(text=t, id_=t), score=None) for t in "abcd"]
         >>> [n.node.node_id for n in LitmReorder(strategy="edges").postprocess_nodes(nodes)]
         ['a', 'c', 'd', 'b']
+        >>> best3 = LitmReorder(placement=PlacementOptions("edges", rank_by="auto", top_k=3))
+        >>> [n.node.node_id for n in best3.postprocess_nodes(nodes)]  # under min_docs (4): kept in rank order
+        ['a', 'b', 'c']
     """
 
     @classmethod
@@ -58,7 +64,8 @@ class LitmTrimmer(PlacingFields, PromptFields, BaseNodePostprocessor):
     ``tokenizer`` is a model spec (``"openai:gpt-4o"`` counts exactly and offline; ``"local"`` with the
     embedded model's tokenizer) and ``max_input_tokens`` the model's input limit (less
     ``reserve_output_tokens``). The whole prompt litm builds from the survivors (``builder``) for the query is
-    counted, as the OpenAI chat request by default (``count_as``); the lowest-ranked nodes go first. Pair it
+    counted, as the OpenAI chat request by default (``count_as``); the lowest-ranked nodes go first, and the
+    survivors are placed as ``placement`` (and ``strategy``) say, as :class:`LitmReorder` does. Pair it
     with :class:`~litm.integrations.llamaindex.LitmSynthesizer` given the same builder and budget, or use the
     synthesizer's own budget alone.
     """

@@ -29,7 +29,7 @@ from llama_index.core.response_synthesizers.base import BaseSynthesizer, QueryTe
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from litm.errors import UnsupportedTypeError
-from litm.integrations._options import Budget, placing
+from litm.integrations._options import Budget
 from litm.integrations._steps import Assembled, assemble
 from litm.placement import PlacementOptions
 from litm.prompt import Prompt, PromptBuilder
@@ -198,7 +198,7 @@ def _settings(
             f"{type(budget).__name__}"
         )
     # A component's default ranks by score when every node has one (rank_by="auto").
-    options = placement if placement is not None else placing({}, "LitmSynthesizer")
+    options = placement if placement is not None else PlacementOptions(rank_by="auto")
     return options, budget, builder or PromptBuilder()
 
 
