@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import MISSING
 from dataclasses import fields as dataclass_fields
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar, get_type_hints
 
 from litm.errors import InvalidOptionError, MissingDependencyError, UnsupportedTypeError
 from litm.integrations._compression import Compressing
@@ -40,7 +40,7 @@ from litm.placement import PlacementOptions
 from litm.prompt import PromptBuilder
 
 try:
-    from pydantic import BaseModel, PlainSerializer, PlainValidator, PrivateAttr, create_model
+    from pydantic import BaseModel, ConfigDict, PrivateAttr, create_model, field_serializer, field_validator
     from pydantic_core import PydanticUndefined
 except ImportError as exc:  # pragma: no cover - both frameworks depend on pydantic
     raise MissingDependencyError(
@@ -74,26 +74,6 @@ class SettingsChecked(BaseModel):
         return None if default is PydanticUndefined else default
 
 
-def _checked_placement(value: object) -> PlacementOptions | None:
-    """The ``placement`` field's value: a PlacementOptions, or its saved form (what ``model_dump`` writes)."""
-    if isinstance(value, Mapping):
-        return PlacementOptions.from_dict(value)
-    if value is not None and not isinstance(value, PlacementOptions):
-        raise UnsupportedTypeError(f"placement must be a litm.placement.PlacementOptions, got {type(value).__name__}")
-    return value
-
-
-def _saved_placement(value: PlacementOptions | None) -> dict[str, object] | None:
-    return None if value is None else value.to_dict()
-
-
-#: A :class:`~litm.placement.PlacementOptions` as a pydantic field: checked by litm (not by pydantic, which would
-#: take it apart as a dataclass) and saved in its JSON form (``to_dict``), which the constructor takes back.
-PlacementField = Annotated[
-    PlacementOptions | None, PlainValidator(_checked_placement), PlainSerializer(_saved_placement)
-]
-
-
 class PlacingFields(SettingsChecked):
     """How to rank and place: ``placement`` (a :class:`~litm.placement.PlacementOptions`), ``strategy`` its shorthand.
 
@@ -104,9 +84,12 @@ class PlacingFields(SettingsChecked):
     #: The placement of a component given none: ranked by score when every item has one (``rank_by="auto"``).
     default_placement: ClassVar[PlacementOptions] = PlacementOptions(rank_by="auto")
 
+    # A PlacementOptions is checked by litm (below), not taken apart by pydantic as a dataclass.
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     strategy: str | None = None
-    #: Saved as its ``to_dict()`` form; the constructor also takes that form back.
-    placement: PlacementField = None
+    #: Saved as its ``to_dict()`` form (a JSON value); the constructor also takes that form back.
+    placement: PlacementOptions | None = None
 
     def __init__(self, **data: Any) -> None:
         owner = type(self).__name__
@@ -114,6 +97,21 @@ class PlacingFields(SettingsChecked):
             data["placement"] = PlacementOptions.from_dict(data["placement"])
         component_placement(owner, data.get("placement"), data.get("strategy"), self.default_placement)
         super().__init__(**data)
+
+    @field_validator("placement", mode="plain")
+    @classmethod
+    def _checked_placement(cls, value: object) -> PlacementOptions | None:
+        if isinstance(value, Mapping):  # the saved form, what model_dump writes
+            return PlacementOptions.from_dict(value)
+        if value is not None and not isinstance(value, PlacementOptions):
+            raise UnsupportedTypeError(
+                f"placement must be a litm.placement.PlacementOptions, got {type(value).__name__}"
+            )
+        return value
+
+    @field_serializer("placement")
+    def _saved_placement(self, value: PlacementOptions | None) -> dict[str, object] | None:
+        return None if value is None else value.to_dict()
 
     @property
     def placing(self) -> PlacementOptions:
