@@ -839,7 +839,7 @@ def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: di
         base, headers = f"http://127.0.0.1:{port}", {"authorization": f"Bearer {master}"}
         ready, url, model = base + "/health/liveliness", base + "/v1/chat/completions", "bench-model"
     elif name == "tensorzero":
-        started = _tz_start(python, tmp, "tensorzero", _TZ_CONFIG.format(up=up_port), log)
+        started = _tz_start(python, tmp, "tensorzero", _tz_model("bench-model", up_port), log)
         if isinstance(started, str):
             return {"skipped": started}
         proc, base = started
@@ -858,7 +858,9 @@ def _peer(name: str, args: argparse.Namespace, tmp: Path, up_port: int, body: di
     finally:
         _stop(proc)
     if name == "tensorzero":  # its limit lives in a second instance, on Redis (the latency run has none)
-        capped = _tz_start(python, tmp, "tensorzero-cap", _TZ_CAP_CONFIG.format(up=up_port), log, redis_url)
+        capped = _tz_start(
+            python, tmp, "tensorzero-cap", _tz_model("cap-model", up_port) + _TZ_CAP_RULE, log, redis_url
+        )
         if isinstance(capped, str):
             result["cap"] = {"skipped": capped}
             return result
@@ -889,32 +891,17 @@ def _tz_start(python: str, tmp: Path, name: str, config_text: str, log: Any, red
 
 # TensorZero's gateway over HTTP, started from its Python package (the embedded Rust gateway); no ClickHouse or
 # Postgres (observability off), so no API keys and no budgets: token limits need its Valkey/Redis rate limiter.
-_TZ_CONFIG = """
-[models.bench-model]
-routing = ["standin"]
+def _tz_model(name: str, up_port: int) -> str:
+    """A TensorZero model routed to the stand-in under the same name."""
+    return (
+        f'[models.{name}]\nrouting = ["standin"]\n\n[models.{name}.providers.standin]\ntype = "openai"\n'
+        f'api_base = "http://127.0.0.1:{up_port}/v1"\nmodel_name = "{name}"\napi_key_location = "none"\n'
+    )
 
-[models.bench-model.providers.standin]
-type = "openai"
-api_base = "http://127.0.0.1:{up}/v1"
-model_name = "bench-model"
-api_key_location = "none"
-"""
+
 # The cap test: its token rate limit on Redis (TensorZero's Valkey backend; redis-server serves it), set to 5
 # requests' worth: the stand-in reports 10 input + 10 output tokens for each cap-model request.
-_TZ_CAP_CONFIG = """
-[models.cap-model]
-routing = ["standin"]
-
-[models.cap-model.providers.standin]
-type = "openai"
-api_base = "http://127.0.0.1:{up}/v1"
-model_name = "cap-model"
-api_key_location = "none"
-
-[[rate_limiting.rules]]
-tokens_per_day = 100
-always = true
-"""
+_TZ_CAP_RULE = "\n[[rate_limiting.rules]]\ntokens_per_day = 100\nalways = true\n"
 _TZ_SCRIPT = """
 import os, sys, time
 from tensorzero.tensorzero import _start_http_gateway
