@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
@@ -184,6 +185,34 @@ def test_limits_status_and_history(make_ledger: MakeLedger) -> None:
     assert ledger.remove_limit("user:42", "monthly") and not ledger.remove_limit("user:42", "monthly")
     assert [e.kind for e in ledger.history(limit=2)] == ["limit", "reserve"]
     assert [e.key for e in ledger.history("user:42", limit=5)][:2] == ["user:42", "a"]
+
+
+def test_status_of_some_scopes_is_those_rows_of_the_whole_status(make_ledger: MakeLedger) -> None:
+    # The gateway reads the status of a key's chain on every request: the scoped read (one script on Redis)
+    # must give exactly the whole status's rows of those scopes, in its order.
+    ledger, clock = setup(make_ledger)
+    ledger.set_limit("team:x", "daily", 300)
+    ledger.reserve(hold("a", 100))
+    ledger.settle("a", 60)
+    ledger.reserve(hold("b", 25, chain=("team:x", "user:42")))
+    clock.advance(86400 * 40)  # a new day and month: the daily and monthly counters start again
+    ledger.reserve(hold("c", 7))
+    whole = ledger.status()
+    for scopes in (["user:42"], ["user:42", "project:acme"], ["team:x", "team:x"], ["nobody"], [],
+                   ["project:acme", "user:42", "team:x"]):  # fmt: skip
+        assert ledger.status(scopes) == [c for c in whole if c.scope in scopes], scopes
+    acme = {c.window: (c.settled, c.held) for c in ledger.status(["project:acme"])}
+    assert acme == {"total": (60, 7), "daily": (0, 7)}
+
+    async def through_the_async_view() -> tuple[list[object], list[object]]:
+        view = ledger.asynchronous()  # type: ignore[attr-defined]
+        try:
+            return await view.status(["user:42", "project:acme"]), await view.status()
+        finally:
+            await view.aclose()
+
+    some, every = asyncio.run(through_the_async_view())
+    assert some == ledger.status(["user:42", "project:acme"]) and every == whole
 
 
 @pytest.mark.parametrize(

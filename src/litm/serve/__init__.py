@@ -5,7 +5,7 @@ with a litm virtual key; before anything is sent upstream the gateway counts the
 tokenizer, refuses what exceeds the model's context, and reserves the worst-case cost on every scope of the
 key's chain (402 when it does not fit). See ``docs/serve.md``.
 
-The web parts (Starlette, uvicorn, httpx) are the ``serve`` extra and load only with :func:`create_app`
+The web parts (Starlette, uvicorn, aiohttp) are the ``serve`` extra and load only with :func:`create_app`
 and :func:`serve`; configuration and keys need nothing beyond litm.
 
 >>> import os, tempfile

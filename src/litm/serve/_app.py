@@ -1,4 +1,4 @@
-"""The ASGI app (Starlette): routes, forwarding through one pooled ``httpx.AsyncClient``, settling, headers.
+"""The ASGI app (Starlette): routes, forwarding through one pooled upstream client, settling, headers.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models`` (OpenAI);
 ``POST /v1/messages``, ``POST /v1/messages/count_tokens`` (Anthropic; ``GET /v1/models`` answers in
@@ -26,7 +26,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -45,6 +44,8 @@ from litm.serve._recover import Releases, release_when_answering
 from litm.serve._runtime import Runtime, build_runtime
 from litm.serve._shapes import API_FAMILY, Family, Refusal, error_body, models_body, read_body
 from litm.serve._stream import relay
+from litm.serve._upstream import UpstreamClient, UpstreamError, UpstreamResponse
+from litm.spend._ledger import CounterStatus
 
 __all__ = ["CONFIG_ENV", "create_app", "create_app_from_env"]
 
@@ -67,6 +68,11 @@ class UpstreamStatus(Exception):
 def _rt(request: Request) -> Runtime:
     rt: Runtime = request.app.state.runtime
     return rt
+
+
+def _client(request: Request) -> UpstreamClient:
+    client: UpstreamClient = request.app.state.client
+    return client
 
 
 def _metrics(request: Request) -> Metrics:
@@ -110,10 +116,26 @@ def _settle(rt: Runtime, adm: Admitted, answer: object) -> tuple[float, tuple[st
         rows = rt.cap.ledger.status(list(adm.key.chain))
     except LitmError:  # only a header: the answer goes out without it
         return settle_s, None
-    if not rows:
+    return settle_s, _tightest(rows)
+
+
+async def _asettle(rt: Runtime, adm: Admitted, answer: object) -> tuple[float, tuple[str, int] | None]:
+    """:func:`_settle` through the ledger's async client (Redis): no worker thread."""
+    started = time.perf_counter()
+    await adm.step.aafter(adm.call, answer)
+    settle_s = time.perf_counter() - started
+    try:
+        rows = await rt.cap.astatus(list(adm.key.chain))
+    except LitmError:
         return settle_s, None
+    return settle_s, _tightest(rows)
+
+
+def _tightest(rows: list[CounterStatus]) -> tuple[str, int] | None:
+    if not rows:
+        return None
     tight = min(rows, key=lambda c: c.available)
-    return settle_s, (tight.scope, tight.available)
+    return tight.scope, tight.available
 
 
 def _spend_headers(adm: Admitted, left: tuple[str, int] | None) -> dict[str, str]:
@@ -131,66 +153,78 @@ def _spend_headers(adm: Admitted, left: tuple[str, int] | None) -> dict[str, str
     return headers
 
 
+async def _upstream_failed(adm: Admitted, exc: UpstreamError) -> Refusal:
+    """Book the hold of a request that got no answer (refunded only when it never left), and the refusal."""
+    if not exc.reached:
+        adm.call.attempts.sent = 0
+    await adm.step.afailed(adm.call, exc)
+    if exc.timed_out:
+        return Refusal(504, "upstream_timeout", str(exc))
+    return Refusal(502, "upstream_unreachable" if not exc.reached else "upstream_failed", str(exc))
+
+
 async def _forward(request: Request, adm: Admitted) -> Response:
-    rt, client = _rt(request), request.app.state.client
+    rt, client = _rt(request), _client(request)
     upstream = adm.upstream
-    req = client.build_request(
-        "POST", upstream.base_url + UPSTREAM_PATHS[adm.api], content=json.dumps(adm.body).encode(),
-        headers=_upstream_headers(request, upstream, rt.secrets[upstream.name], adm.request_id, adm.stream),
-    )  # fmt: skip
+    headers = _upstream_headers(request, upstream, rt.secrets[upstream.name], adm.request_id, adm.stream)
     adm.call.attempts.sent = 1
     metrics = _metrics(request)
     metrics.admitted(adm.route.name, adm.count.upper, adm.reservation.amount, adm.reserve_s)
     sent = time.perf_counter()
     try:
-        resp = await client.send(req, stream=True)
+        resp = await client.post(upstream, UPSTREAM_PATHS[adm.api], json.dumps(adm.body).encode(), headers)
         metrics.upstream.labels(upstream.name).observe(time.perf_counter() - sent)
-    except httpx.HTTPError as exc:
-        await adm.step.afailed(adm.call, exc)
-        timeout = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
-        raise Refusal(504 if timeout else 502, "upstream_unreachable" if not timeout else "upstream_timeout",
-                      f"upstream {upstream.name!r} {'timed out' if timeout else 'could not be reached'} "
-                      f"({type(exc).__name__})") from None  # fmt: skip
-    if resp.status_code >= 300:
-        content = await resp.aread()
-        await resp.aclose()
-        await adm.step.afailed(adm.call, UpstreamStatus(resp.status_code))
-        _log_call(request, adm, resp.status_code, "upstream_error")
+    except UpstreamError as exc:
+        raise await _upstream_failed(adm, exc) from None
+    if resp.status >= 300:
+        try:
+            content = await resp.read()
+        except UpstreamError as exc:
+            raise await _upstream_failed(adm, exc) from None
+        await adm.step.afailed(adm.call, UpstreamStatus(resp.status))
+        _log_call(request, adm, resp.status, "upstream_error")
         return _upstream_error(rt, upstream, API_FAMILY[adm.api], resp, content, _spend_headers(adm, None))
     if adm.stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
         return _streamed(request, adm, resp)
     try:
-        content = await resp.aread()
+        content = await resp.read()
+    except UpstreamError as exc:
+        raise await _upstream_failed(adm, exc) from None
+    try:
         parsed = json.loads(content)
-    except (httpx.HTTPError, ValueError) as exc:
-        await resp.aclose()
+    except ValueError as exc:
         await adm.step.afailed(adm.call, exc)
         raise Refusal(502, "upstream_unreadable", f"upstream {upstream.name!r} sent an unreadable answer") from None
-    settle_s, left = await asyncio.to_thread(_settle, rt, adm, parsed)
+    if rt.inline_ledger:
+        settle_s, left = _settle(rt, adm, parsed)
+    elif rt.async_ledger:
+        settle_s, left = await _asettle(rt, adm, parsed)
+    else:
+        settle_s, left = await asyncio.to_thread(_settle, rt, adm, parsed)
     settlement = adm.reservation.settlement
     metrics.booked(adm.route.name, settlement.cost if settlement else 0, settle_s)
-    headers = _spend_headers(adm, left)
-    _log_call(request, adm, resp.status_code, "ok")
-    return Response(content, status_code=resp.status_code, media_type="application/json", headers=headers)
+    _log_call(request, adm, resp.status, "ok")
+    return Response(content, status_code=resp.status, media_type="application/json",
+                    headers=_spend_headers(adm, left))  # fmt: skip
 
 
-def _upstream_error(rt: Runtime, upstream: Upstream, family: Family, resp: httpx.Response, content: bytes,
+def _upstream_error(rt: Runtime, upstream: Upstream, family: Family, resp: UpstreamResponse, content: bytes,
                     headers: dict[str, str]) -> Response:  # fmt: skip
     """The client's answer to an upstream error status: never the provider's secret, nor a redirect."""
-    if resp.status_code in (401, 403) or resp.status_code < 400:
+    if resp.status in (401, 403) or resp.status < 400:
         # The provider refused the gateway's own credentials (its message may quote part of the secret),
         # or redirected: neither is the client's to see or follow.
-        code = "upstream_redirect" if resp.status_code < 400 else "upstream_refused_credentials"
-        why = f"upstream {upstream.name!r} answered HTTP {resp.status_code}; the operator must check its config"
+        code = "upstream_redirect" if resp.status < 400 else "upstream_refused_credentials"
+        why = f"upstream {upstream.name!r} answered HTTP {resp.status}; the operator must check its config"
         return JSONResponse(error_body(family, Refusal(502, code, why)), status_code=502, headers=headers)
     secret = rt.secrets[upstream.name]
     if secret:  # a provider that echoes the credential it was sent must not hand it to the client
         content = content.replace(secret.encode(), b"[redacted]")
-    return Response(content, status_code=resp.status_code,
+    return Response(content, status_code=resp.status,
                     media_type=resp.headers.get("content-type", "application/json"), headers=headers)  # fmt: skip
 
 
-def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> StreamingResponse:
+def _streamed(request: Request, adm: Admitted, resp: UpstreamResponse) -> StreamingResponse:
     r = adm.reservation
     metrics = _metrics(request)
 
@@ -209,11 +243,11 @@ def _streamed(request: Request, adm: Admitted, resp: httpx.Response) -> Streamin
             metrics.booked(adm.route.name, r.amount, 0.0)
 
     def done(outcome: str) -> None:
-        _log_call(request, adm, resp.status_code, f"stream_{outcome}")
+        _log_call(request, adm, resp.status, f"stream_{outcome}")
 
     body: AsyncIterator[bytes] = relay(resp, StreamUsage(adm.api, pass_usage_chunk=adm.pass_usage_chunk),
                                        settle, charge, done)  # fmt: skip
-    return StreamingResponse(body, status_code=resp.status_code, media_type="text/event-stream",
+    return StreamingResponse(body, status_code=resp.status, media_type="text/event-stream",
                              headers=_spend_headers(adm, None))  # fmt: skip
 
 
@@ -287,19 +321,19 @@ async def count_tokens(request: Request) -> Response:
         upstream = rt.config.upstreams[route.upstream]
         if upstream.kind != "anthropic":
             raise Refusal(400, "wrong_endpoint", f"model {model!r} is not served by an Anthropic upstream")
-        client: httpx.AsyncClient = request.app.state.client
         try:
-            resp = await client.post(upstream.base_url + "/v1/messages/count_tokens",
-                                     content=json.dumps({**body, "model": route.sent_name}).encode(),
-                                     headers=_upstream_headers(request, upstream, rt.secrets[upstream.name],
-                                                               request_id, False))  # fmt: skip
-        except httpx.HTTPError as exc:
-            raise Refusal(502, "upstream_unreachable", f"upstream {upstream.name!r}: {type(exc).__name__}") from None
-        access(request_id=request_id, method="POST", path=request.url.path, status=resp.status_code,
+            resp = await _client(request).post(upstream, "/v1/messages/count_tokens",
+                                               json.dumps({**body, "model": route.sent_name}).encode(),
+                                               _upstream_headers(request, upstream, rt.secrets[upstream.name],
+                                                                 request_id, False))  # fmt: skip
+            content = await resp.read()
+        except UpstreamError as exc:
+            raise Refusal(504 if exc.timed_out else 502, "upstream_unreachable", str(exc)) from None
+        access(request_id=request_id, method="POST", path=request.url.path, status=resp.status,
                key_id=key.id, model=route.name, ms=round((time.perf_counter() - started) * 1000, 3))  # fmt: skip
-        if resp.status_code >= 300:
-            return _upstream_error(rt, upstream, "anthropic", resp, resp.content, {"x-request-id": request_id})
-        return Response(resp.content, status_code=resp.status_code, media_type="application/json",
+        if resp.status >= 300:
+            return _upstream_error(rt, upstream, "anthropic", resp, content, {"x-request-id": request_id})
+        return Response(content, status_code=resp.status, media_type="application/json",
                         headers={"x-request-id": request_id})  # fmt: skip
     except Refusal as refusal:
         return _refused("anthropic", refusal, request_id, request, started, key)
@@ -336,25 +370,19 @@ def create_app(config: GatewayConfig, *, runtime: Runtime | None = None) -> Star
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         setup_logging(config.server.log_level)
         rt = runtime or build_runtime(config)
-        most = max((u.max_connections for u in config.upstreams.values()), default=100)
-        timeout = max((u.timeout_s for u in config.upstreams.values()), default=600.0)
-        connect = max((u.connect_timeout_s for u in config.upstreams.values()), default=10.0)
         app.state.runtime = rt
         app.state.metrics = Metrics()
         # Holds of refused requests that the ledger may have booked without answering: released in the background.
         app.state.releasing = {}
         # One pool per worker for every upstream: connections are kept alive between requests.
-        app.state.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect),
-            limits=httpx.Limits(max_connections=most * max(1, len(config.upstreams)), max_keepalive_connections=most),
-            follow_redirects=False, trust_env=False,
-        )  # fmt: skip
+        app.state.client = UpstreamClient(config.upstreams.values())
         try:
             yield
         finally:
             await app.state.client.aclose()
             await _finish_releases(rt, app.state.releasing)
             await rt.keys.aclose()
+            await rt.cap.aclose()
             if runtime is None:
                 rt.close()
 

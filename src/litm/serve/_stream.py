@@ -20,9 +20,9 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
-import httpx
 
 from litm.budget._guard.metering import StreamMeter, StreamUsage
+from litm.serve._upstream import UpstreamError, UpstreamResponse
 
 __all__ = ["relay"]
 
@@ -53,7 +53,7 @@ def _parsed(lines: list[str]) -> _Event | None:
 
 
 async def relay(
-    response: httpx.Response,
+    response: UpstreamResponse,
     tally: StreamUsage,
     settle: Callable[[object], Awaitable[None]],
     charge: Callable[[str], Awaitable[None]],
@@ -68,7 +68,7 @@ async def relay(
     outcome = "ended"
     try:
         lines: list[str] = []
-        async for line in response.aiter_lines():
+        async for line in response.lines():
             if line:
                 lines.append(line)
                 continue
@@ -83,7 +83,7 @@ async def relay(
     except BaseException as exc:
         # The client went away (cancellation) or the upstream broke mid-answer: the provider may have billed
         # up to the worst case, unless its final usage already passed.
-        outcome = "upstream_failed" if isinstance(exc, httpx.HTTPError) else "client_closed"
+        outcome = "upstream_failed" if isinstance(exc, UpstreamError) else "client_closed"
         with anyio.CancelScope(shield=True):
             await meter.aabandon(f"stream {outcome.replace('_', ' ')} ({type(exc).__name__})")
             await response.aclose()

@@ -153,8 +153,12 @@ class SpendCap:
         self.ledger.set_limit(scope, check_window(window), parse_usd(amount, what="limit"))
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
-        """The current window of every limit (micro-dollars)."""
+        """The current window of every limit (micro-dollars); of ``scopes``' limits only, when given."""
         return self.ledger.status(scopes)
+
+    async def astatus(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        """:meth:`status` for event loops (a thread for SQLite, ``redis.asyncio`` for Redis)."""
+        return await self._async().status(scopes)
 
     def history(self, scope: str | None = None, limit: int = 50) -> list[Event]:
         """The latest ``limit`` ledger events (1 to 10^9), newest first."""
@@ -443,3 +447,9 @@ class SpendCap:
 
     def close(self) -> None:
         self.ledger.close()
+
+    async def aclose(self) -> None:
+        """Close the async view's connections (Redis) of the running loop; :meth:`close` closes the rest."""
+        view, self._aledger = self._aledger, None
+        if view is not None:
+            await view.aclose()

@@ -36,7 +36,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Protocol, TypedDict, TypeVar, Unpack
@@ -74,7 +74,7 @@ from litm.spend._ledger.rules import (
     uncertain,
 )
 from litm.spend._money import check_micros
-from litm.spend._scopes import Window
+from litm.spend._scopes import WINDOWS, Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
 
@@ -100,7 +100,7 @@ class RedisOptions(TypedDict, total=False):
 # The namespace is spliced into every key inside a {hash tag}: printable, no whitespace, braces or '|'.
 _NAMESPACE_RE = re.compile(r"[^{}|\s]{1,64}")
 _SCRIPTS = {"reserve": lua.RESERVE, "settle": lua.SETTLE, "sweep": lua.SWEEP, "set_limit": lua.SET_LIMIT,
-            "reset": lua.RESET, "window_ids": lua.WINDOW_IDS}  # fmt: skip
+            "reset": lua.RESET, "window_ids": lua.WINDOW_IDS, "status": lua.STATUS}  # fmt: skip
 
 
 def _redis_module() -> ModuleType:
@@ -352,14 +352,11 @@ class RedisLedger(_Codec):
 
     def limits(self) -> list[Limit]:
         with _guard(self.url):
-            raw = self._client.hgetall(self.keys[0])
-        out = []
-        for field, value in raw.items():
-            scope, window = _text(field).rsplit("|", 1)
-            out.append(Limit(scope, window, int(value)))  # type: ignore[arg-type]
-        return sorted_limits(out)
+            return _limits(self._client.hgetall(self.keys[0]))
 
     def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        if scopes is not None:  # one script that reads only these scopes (the every-request path)
+            return _statuses(self._run("status", [self.now_arg(), *dict.fromkeys(scopes)]))
         _, daily, monthly = (_text(x) for x in self._run("window_ids", [self.now_arg()]))
         counters = self.counters()
         return statuses(self.limits(), scopes, {"total": "total", "daily": daily, "monthly": monthly},
@@ -368,13 +365,7 @@ class RedisLedger(_Codec):
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled), read in one command."""
         with _guard(self.url):
-            raw = self._client.hgetall(self.keys[1])
-        out: dict[str, tuple[int, int]] = {}
-        for field, value in raw.items():
-            name, kind = _text(field).rsplit("|", 1)
-            held, settled = out.get(name, (0, 0))
-            out[name] = (int(value), settled) if kind == "h" else (held, int(value))
-        return out
+            return _counters(self._client.hgetall(self.keys[1]))
 
     def _events(self, reverse: bool, count: int | None) -> Iterator[Event]:
         start, end, step = ("+", "-", self._client.xrevrange) if reverse else ("-", "+", self._client.xrange)
@@ -441,6 +432,32 @@ class RedisLedger(_Codec):
         return f"RedisLedger({self.url!r}, namespace={self.namespace!r})"
 
 
+def _limits(raw: Mapping[Any, Any]) -> list[Limit]:
+    """The limits hash, as report-ordered :class:`Limit` rows."""
+    out = []
+    for field, value in raw.items():
+        scope, window = _text(field).rsplit("|", 1)
+        out.append(Limit(scope, window, int(value)))  # type: ignore[arg-type]
+    return sorted_limits(out)
+
+
+def _counters(raw: Mapping[Any, Any]) -> dict[str, tuple[int, int]]:
+    """The counters hash (``name|h``, ``name|s`` fields), as name -> (held, settled)."""
+    out: dict[str, tuple[int, int]] = {}
+    for field, value in raw.items():
+        name, kind = _text(field).rsplit("|", 1)
+        held, settled = out.get(name, (0, 0))
+        out[name] = (int(value), settled) if kind == "h" else (held, int(value))
+    return out
+
+
+def _statuses(rows: Sequence[Sequence[Any]]) -> list[CounterStatus]:
+    """The STATUS script's rows ``(scope, window, wid, limit, settled, held)`` in :meth:`status` order."""
+    out = [CounterStatus(_text(s), _text(w), _text(wid), int(lim), int(settled), int(held))  # type: ignore[arg-type]
+           for s, w, wid, lim, settled, held in rows]  # fmt: skip
+    return sorted(out, key=lambda c: (c.scope, WINDOWS.index(c.window)))
+
+
 class AsyncRedisLedger(_Codec):
     """The async twin of :class:`RedisLedger` for event loops (``redis.asyncio``); same options."""
 
@@ -475,6 +492,17 @@ class AsyncRedisLedger(_Codec):
         with _guard(self.url):
             raw = await self._client.hget(self.keys[2], key)
         return None if raw is None else _record(key, raw)
+
+    async def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        """:meth:`RedisLedger.status`; every scope with a limit when ``scopes`` is None."""
+        if scopes is not None:
+            return _statuses(await self._run("status", [self.now_arg(), *dict.fromkeys(scopes)]))
+        _, daily, monthly = (_text(x) for x in await self._run("window_ids", [self.now_arg()]))
+        with _guard(self.url):
+            limits = _limits(await self._client.hgetall(self.keys[0]))
+            counters = _counters(await self._client.hgetall(self.keys[1]))
+        return statuses(limits, None, {"total": "total", "daily": daily, "monthly": monthly},
+                        lambda name: counters.get(name, (0, 0)))  # fmt: skip
 
     async def aclose(self) -> None:
         with _guard(self.url):

@@ -245,3 +245,34 @@ WINDOW_IDS = PRELUDE + r"""
 local now = clock(ARGV[1])
 return {ts(now), wid('daily', now), wid('monthly', now)}
 """
+
+# The current window of each limit of the scopes ARGV[2..]: one HMGET of their limits and one of those
+# counters, whatever the number of scopes and counters in the ledger (what a caller asks per request).
+STATUS = PRELUDE + r"""
+local now = clock(ARGV[1])
+local windows = {'total', 'daily', 'monthly'}
+local wids = {total = 'total', daily = wid('daily', now), monthly = wid('monthly', now)}
+local fields = {}
+for i = 2, #ARGV do
+  for _, window in ipairs(windows) do fields[#fields + 1] = ARGV[i] .. '|' .. window end
+end
+if #fields == 0 then return {} end
+local limits = redis.call('HMGET', K_LIM, unpack(fields))
+local found, wanted = {}, {}
+for n = 1, #fields do
+  if limits[n] then
+    local window = windows[(n - 1) % 3 + 1]
+    local name = fields[n] .. '|' .. wids[window]
+    found[#found + 1] = {ARGV[2 + math.floor((n - 1) / 3)], window, wids[window], limits[n]}
+    wanted[#wanted + 1] = name .. '|s'
+    wanted[#wanted + 1] = name .. '|h'
+  end
+end
+if #found == 0 then return {} end
+local got = redis.call('HMGET', K_CNT, unpack(wanted))
+local out = {}
+for b, f in ipairs(found) do
+  out[#out + 1] = {f[1], f[2], f[3], f[4], got[2 * b - 1] or '0', got[2 * b] or '0'}
+end
+return out
+"""

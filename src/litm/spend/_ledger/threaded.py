@@ -7,9 +7,10 @@ loop free while they wait.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from litm.spend._ledger.base import HoldRequest, ReservationRecord, Settlement
+from litm.spend._ledger.base import CounterStatus, HoldRequest, ReservationRecord, Settlement
 
 if TYPE_CHECKING:
     from litm.spend._ledger.base import Ledger
@@ -31,6 +32,9 @@ class ThreadedAsyncLedger:
 
     async def get(self, key: str) -> ReservationRecord | None:
         return await asyncio.to_thread(self.sync.get, key)
+
+    async def status(self, scopes: Sequence[str] | None = None) -> list[CounterStatus]:
+        return await asyncio.to_thread(self.sync.status, scopes)
 
     async def aclose(self) -> None:
         """Nothing to close: the synchronous ledger owns the connections."""
