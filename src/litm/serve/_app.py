@@ -173,7 +173,7 @@ async def _forward(request: Request, adm: Admitted) -> Response:
     sent = time.perf_counter()
     try:
         resp = await client.post(upstream, UPSTREAM_PATHS[adm.api], json.dumps(adm.body).encode(), headers)
-        metrics.upstream.labels(upstream.name).observe(time.perf_counter() - sent)
+        metrics.observe_upstream(upstream.name, time.perf_counter() - sent)
     except UpstreamError as exc:
         raise await _upstream_failed(adm, exc) from None
     if resp.status >= 300:

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import os
+from typing import Any
 
 __all__ = ["Metrics"]
 
@@ -44,22 +45,35 @@ class Metrics:
                                 buckets=_LATENCY_BUCKETS, registry=r)  # fmt: skip
         self.upstream = Histogram("litm_gateway_upstream_seconds", "Upstream latency to the answer's headers.",
                                   ["upstream"], buckets=_LATENCY_BUCKETS, registry=r)  # fmt: skip
+        # Each metric's child per label values, looked up once: labels() takes a lock and builds a key on
+        # every call, several times per request.
+        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def refused(self, route: str, status: int, reason: str) -> None:
-        self.requests.labels(route, str(status)).inc()
-        self.refusals.labels(reason).inc()
+        self._child(self.requests, route, str(status)).inc()
+        self._child(self.refusals, reason).inc()
 
     def answered(self, route: str, status: int) -> None:
-        self.requests.labels(route, str(status)).inc()
+        self._child(self.requests, route, str(status)).inc()
+
+    def observe_upstream(self, upstream: str, seconds: float) -> None:
+        self._child(self.upstream, upstream).observe(seconds)
 
     def admitted(self, model: str, tokens: int, held: int, reserve_s: float) -> None:
-        self.tokens.labels(model).inc(tokens)
-        self.held.labels(model).inc(held)
-        self.ledger.labels("reserve").observe(reserve_s)
+        self._child(self.tokens, model).inc(tokens)
+        self._child(self.held, model).inc(held)
+        self._child(self.ledger, "reserve").observe(reserve_s)
 
     def booked(self, model: str, cost: int, settle_s: float) -> None:
-        self.settled.labels(model).inc(cost)
-        self.ledger.labels("settle").observe(settle_s)
+        self._child(self.settled, model).inc(cost)
+        self._child(self.ledger, "settle").observe(settle_s)
 
     def render(self) -> bytes:
         """The exposition text: this process's values, or every worker's in multiprocess mode."""

@@ -67,6 +67,14 @@ def check_chain(chain: Sequence[str]) -> tuple[str, ...]:
     """A validated scope chain: 1 to 8 distinct scope names, outermost first."""
     if isinstance(chain, str):
         raise SpendRequestError(f"scopes must be a list of scope names, not the string {chain!r}")
+    names = tuple(chain)
+    if all(type(name) is str for name in names):
+        return _checked(names)  # a gateway checks its keys' few chains several times per request
+    return _checked.__wrapped__(names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(chain: tuple[str, ...]) -> tuple[str, ...]:
     names = tuple(check_scope(name) for name in chain)
     if not names:
         raise SpendRequestError("a reservation needs at least one scope")
