@@ -752,8 +752,8 @@ def _profile(args: argparse.Namespace, tmp: Path, up_port: int, body: dict[str, 
 
 
 def _steps(tmp: Path, n: int = 300) -> dict[str, Any]:
-    """Median microseconds of each step a worker runs per request (the profile above sees only the event loop's
-    thread; counting, reserving and settling run in worker threads), SQLite NORMAL, the latency body."""
+    """Median microseconds of each step of the admission path per request, timed one by one outside the server
+    (SQLite NORMAL, the latency body): the profile's totals say how much, these say which step."""
     from litm.budget._guard import Call
     from litm.serve import config_from_mapping, create_key
     from litm.serve._admit import _gate_and_reserve, _route
@@ -980,7 +980,8 @@ def markdown(result: dict[str, Any]) -> str:
                          f"{r.get('rss_kib', 0) / 1024:.0f} | {over} |")  # fmt: skip
         if "profile" in result["results"]:
             steps = result["results"]["profile"]["worker_steps_median_us"]
-            lines += ["", "Steps a worker thread runs per request (median microseconds, SQLite NORMAL): "
+            lines += ["", "Steps of the admission path per request, timed one by one outside the server (median "
+                      "microseconds, SQLite NORMAL, which the gateway runs on the event loop): "
                       + ", ".join(f"{k} {v}" for k, v in steps.items())]  # fmt: skip
             lines += ["", "Profile of the event loop's thread (one in-process worker, SQLite NORMAL; most time of "
                       "their own):", "",
