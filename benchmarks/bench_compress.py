@@ -29,7 +29,7 @@ from litm.bench._design import build_prompt
 from litm.bench._sources import load_bench_items
 from litm.compress import ScoreCache, Scorer, compress
 from litm.compress._compress import TargetCounter
-from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer
+from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer, StaticScorer
 from litm.models import load_model
 from litm.placement._documents import Doc
 from litm.spend import PriceTable
@@ -52,8 +52,9 @@ def main() -> None:
     scorers: dict[str, Any] = {
         "retriever": lambda: RetrieverScorer(),
         "embed": lambda: EmbedScorer(threads=args.threads),
+        "static": lambda: StaticScorer(),
     }
-    for spec in args.lm.split(","):
+    for spec in [s for s in args.lm.split(",") if s]:  # --lm "" measures no lm scorer
         scorers[f"lm:{spec}"] = lambda spec=spec: LMScorer(spec, n_threads=args.threads, cache=ScoreCache())
     table = PriceTable.load()
     results: dict[str, Any] = {}

@@ -43,6 +43,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "embed-cf2-rw5-terms": {"scorer": "embed", "coarse_factor": 2.0, "rank_weight": 0.5, "protect": "terms"},
     "embed-cf125": {"scorer": "embed", "coarse_factor": 1.25},
     "embed-doc": {"scorer": "embed", "unit": "document"},
+    "static": {"scorer": "static"},
     "lm": {"scorer": "lm"},
     "lm-terms": {"scorer": "lm", "protect": "terms"},
 }

@@ -7,6 +7,7 @@ al.'s format, documents renumbered 1..m in the order the arm gives them):
 * ``drop``: whole documents dropped by retriever rank (what :func:`litm.fit` does on a tight budget);
 * ``lead``: every document shortened to its first sentences, budget shares by retriever rank;
 * ``embed``: MiniLM sentence selection, input order kept; ``embed-edges``: the same, placed by ``edges``;
+* ``static``, ``static-edges``: the same with the static MiniLM table (no transformer pass);
 * ``lm``: selection by a small local LM's question-conditioned log-probabilities; ``lm-edges``: placed.
 
 A single-gold question is compressed with its gold passage at each of ``compress_slots`` (the distractors
@@ -45,6 +46,8 @@ ARM_OPTIONS: dict[str, tuple[str, CompressOptions]] = {
     "lead": ("retriever", CompressOptions()),
     "embed": ("embed", CompressOptions()),
     "embed-edges": ("embed", CompressOptions(reorder="edges")),
+    "static": ("static", CompressOptions()),
+    "static-edges": ("static", CompressOptions(reorder="edges")),
     "lm": ("lm", CompressOptions()),
     "lm-edges": ("lm", CompressOptions(reorder="edges")),
 }

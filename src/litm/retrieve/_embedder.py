@@ -130,6 +130,16 @@ class MiniLM:
         # Keep [CLS] + the first 254 word pieces + [SEP], exactly what the tokenizer's own truncation gives.
         return ids if len(ids) <= MAX_TOKENS else [*ids[: MAX_TOKENS - 1], _SEP_ID]
 
+    def hidden(self, input_ids: NDArray[np.int64], mask: NDArray[np.int64] | None = None) -> NDArray[np.float32]:
+        """The model's last hidden states, ``(batch, tokens, 384)``, for padded token ids (``mask``: 1 for a
+        real token; default all ones). What :meth:`embed` pools, and what the static table is made from."""
+        mask = np.ones_like(input_ids) if mask is None else mask
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        out: NDArray[np.float32] = self._session.run(None, feeds)[0]
+        return out
+
     def _run(self, batch: list[list[int]]) -> NDArray[np.float32]:
         width = max(len(row) for row in batch)
         input_ids = np.zeros((len(batch), width), dtype=np.int64)
@@ -137,10 +147,7 @@ class MiniLM:
         for r, row in enumerate(batch):
             input_ids[r, : len(row)] = row
             mask[r, : len(row)] = 1
-        feeds = {"input_ids": input_ids, "attention_mask": mask}
-        if "token_type_ids" in self._inputs:
-            feeds["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = self.hidden(input_ids, mask)
         # Attention-masked mean pooling, then L2 normalisation (the model's 1_Pooling + Normalize modules).
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
