@@ -457,3 +457,36 @@ def test_raw_response_wrappers_are_settled(tmp_path: Path) -> None:
                                                                 max_tokens=5) as response:  # fmt: skip
         assert response.parse().choices[0].message.content == "ok"
     assert spent(cap) == (2 * CHAT_COST, 0)
+
+
+def test_a_busy_ledger_under_a_short_lock_wait_leaves_the_hold_open_to_book_again(tmp_path: Path) -> None:
+    # The gateway settles on its event loop within SQLiteLedger.lock_wait and, when another connection holds
+    # the write lock, settles again in a thread: the first try must leave the hold open, not log it away to
+    # its lease (which would charge the call in full).
+    import sqlite3
+
+    from litm.budget import TokenGate
+    from litm.budget._guard import Call
+    from litm.errors import LedgerBusyError
+
+    ledger = SQLiteLedger(tmp_path / "s.db")
+    cap = SpendCap(ledger)
+    cap.set_limit("team:a", "1")
+    step = SpendStep(cap, key=lambda _call: "k1", scopes=("team:a",))
+    body = {"model": "gpt-4o-mini", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    call = step.before(TokenGate(None, get_tokenizer("openai:gpt-4o-mini")).before(Call("openai-chat", "", body)))
+    answer = {"usage": {"prompt_tokens": 8, "completion_tokens": 3, "total_tokens": 11}}
+    blocker = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with ledger.lock_wait(0.01), pytest.raises(LedgerBusyError):
+            step.after(call, answer)
+        assert not SpendStep.reservation(call).closed
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    step.after(call, answer)
+    record = ledger.get("k1")
+    assert record is not None and record.state == "settled"
+    assert SpendStep.reservation(call).settlement is not None
+    assert SpendStep.reservation(call).settlement.cost < record.amount  # type: ignore[union-attr]

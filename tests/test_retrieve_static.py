@@ -61,7 +61,7 @@ def test_each_row_is_the_token_alone_through_the_model_projected(static: StaticM
 
 
 def test_vectors_are_unit_length_rank_meaning_and_empty_text_is_zero(static: StaticMiniLM) -> None:
-    vectors = static.embed(TEXTS + ["", "   "])
+    vectors = static.embed([*TEXTS, "", "   "])
     assert vectors.shape == (len(TEXTS) + 2, 256) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors[: len(TEXTS)], axis=1), 1.0, atol=1e-5)
     assert not vectors[-2:].any()
@@ -79,8 +79,7 @@ def test_static_is_a_compression_scorer_that_keeps_the_relevant_document() -> No
     assert "static" in SCORERS and isinstance(get_scorer("static"), StaticScorer)
     docs = [
         Doc(text="The bakery opens at seven. Its rye bread sells out by noon.", id="a", title="Bakery"),
-        Doc(text="Mount Etna is an active volcano in Sicily. It erupted in 2021. Tourists hike it.", id="b",
-            title="Etna"),  # fmt: skip
+        Doc(text="Etna is an active volcano in Sicily. It erupted in 2021. People hike it.", id="b", title="Etna"),
         Doc(text="Chess openings have names. The Sicilian Defence is popular.", id="c", title="Chess"),
     ]
     out = compress(docs, "When did the volcano Etna last erupt?", tokenizer=TargetCounter.of("openai:gpt-4o"),

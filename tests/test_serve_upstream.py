@@ -12,7 +12,9 @@ import asyncio
 import dataclasses
 import json
 import socket
+import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -237,3 +239,36 @@ def test_a_stream_passes_through_with_long_lines_and_either_line_ending(tmp_path
         data = [line for line in got.text.splitlines() if line.startswith("data: ")]
         assert len(data) == 3 and json.loads(data[0][6:])["choices"][0]["delta"]["content"] == long_text
         assert gw.books() == (2000, 0)
+
+
+@pytest.mark.parametrize("lock_before", ["reserve", "settle"])
+def test_a_write_lock_held_elsewhere_moves_the_ledger_work_off_the_event_loop(tmp_path: Path, lock_before: str) -> None:
+    # On SQLite NORMAL the ledger works on the event loop, waiting at most a few ms for the write lock; a lock
+    # held longer (here a second connection's open transaction, as a long `litm spend` command would) moves
+    # the reservation or the settlement to a thread: the request waits for the lock, the worker does not.
+    async def slow(request: Request) -> Response:
+        await asyncio.sleep(0.5)
+        return _answer(request)
+
+    with ThreadedServer(_app(slow)) as up, Gateway(tmp_path, up.url + "/v1") as gw:
+        assert gw.post().status_code == 200  # warm: connections open, nothing else in the way
+        answers: list[httpx.Response] = []
+        blocker = sqlite3.connect(gw.cfg.ledger.url, isolation_level=None)
+        if lock_before == "reserve":
+            blocker.execute("BEGIN IMMEDIATE")
+        caller = threading.Thread(target=lambda: answers.append(gw.post()))
+        caller.start()
+        if lock_before == "settle":
+            time.sleep(0.2)  # the reservation is booked; the upstream answers at 0.5 s
+            blocker.execute("BEGIN IMMEDIATE")
+        time.sleep(0.7)
+        started = time.monotonic()
+        health = httpx.get(gw.server.url + "/healthz", timeout=10)
+        waited = time.monotonic() - started
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        caller.join(timeout=30)
+        assert health.status_code == 200 and waited < 0.3, waited
+        assert answers and answers[0].status_code == 200, answers
+        assert answers[0].headers["x-litm-cost-micros"] == "2000"
+        assert gw.books() == (2 * 2000, 0)

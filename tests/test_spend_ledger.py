@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from litm.errors import (
+    LedgerBusyError,
     LedgerUnavailableError,
     LitmError,
     ReservationError,
@@ -271,6 +272,35 @@ def test_sqlite_fails_closed_when_locked_or_unreachable(tmp_path: object) -> Non
     with pytest.raises(LedgerUnavailableError) as info:
         SQLiteLedger(tmp_path / "missing-dir" / "x.db")  # type: ignore[operator]
     assert isinstance(info.value, ConnectionError)
+
+
+def test_a_short_lock_wait_gives_up_fast_with_a_busy_error_and_writes_nothing(tmp_path: object) -> None:
+    """``lock_wait`` is what lets the gateway reserve on its event loop: a lock held elsewhere costs it at most
+    the short wait, then a LedgerBusyError (a LedgerUnavailableError) with nothing written, so the same call
+    can be made again where waiting is harmless; outside it the full busy_timeout_s applies, as before."""
+    import time
+
+    ledger = SQLiteLedger(tmp_path / "busy.db", busy_timeout_s=0.3)  # type: ignore[operator]
+    ledger.set_limit("p", "total", 100)
+    blocker = sqlite3.connect(tmp_path / "busy.db", isolation_level=None)  # type: ignore[operator]
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        start = time.monotonic()
+        with ledger.lock_wait(0.01), pytest.raises(LedgerBusyError, match=r"still locked after 0\.01 s") as info:
+            ledger.reserve(hold("a", 1, chain=("p",)))
+        assert time.monotonic() - start < 0.2 and isinstance(info.value, LedgerUnavailableError)
+        start = time.monotonic()
+        with pytest.raises(LedgerUnavailableError, match=r"still locked after 0\.3 s") as plain:
+            ledger.reserve(hold("a", 1, chain=("p",)))
+        assert time.monotonic() - start >= 0.3 and not isinstance(plain.value, LedgerBusyError)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert ledger.get("a") is None and ledger.counters() == {}
+    with ledger.lock_wait(0.01):
+        assert ledger.reserve(hold("a", 1, chain=("p",))).state == "held"
+    with pytest.raises(SpendRequestError):
+        ledger.lock_wait(-1).__enter__()
 
 
 def test_sqlite_open_and_reads_wait_for_a_lock_held_elsewhere_then_fail_closed(tmp_path: object) -> None:

@@ -238,6 +238,13 @@ class LedgerUnavailableError(LitmError, ConnectionError):
     """The spend ledger cannot be reached or answered with an error; the call is refused (fail closed)."""
 
 
+class LedgerBusyError(LedgerUnavailableError):
+    """Another connection held the SQLite ledger's write lock for longer than the short wait asked for with
+    ``SQLiteLedger.lock_wait(seconds)``; nothing was written, so the operation may simply be tried again (the
+    gateway then waits in a worker thread instead of on its event loop). Outside ``lock_wait`` a lock that is
+    not freed in time is a plain :class:`LedgerUnavailableError`."""
+
+
 class ReserveUncertainError(LedgerUnavailableError):
     """A reserve was sent to the ledger and its answer never came (a timeout, a dropped connection).
 

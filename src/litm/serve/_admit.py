@@ -37,6 +37,7 @@ from litm.budget._guard import Call
 from litm.budget._guard.spend import OUTPUT_LIMITS, output_limit  # not exported by litm.budget
 from litm.errors import (
     ContextBudgetExceeded,
+    LedgerBusyError,
     LedgerUnavailableError,
     LitmError,
     PriceUnknownError,
@@ -190,7 +191,14 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     # A Redis ledger is reserved on through redis.asyncio, after counting a small request inline.
     small = len(raw) <= INLINE_BODY_BYTES
     if rt.inline_ledger and small:
-        return _gate_and_reserve(rt, api, key, route, upstream, body, request_id)
+        gated = _gate(rt, api, key, route, upstream, body, request_id)
+        started = time.perf_counter()
+        try:
+            with _reserving(), rt.on_loop():
+                gated.call = gated.step.before(gated.call)
+        except LedgerBusyError:  # another process holds the write lock: wait for it in a thread
+            return await asyncio.to_thread(_reserve, gated)
+        return gated.admitted(time.perf_counter() - started)
     if rt.async_ledger and small:
         gated = _gate(rt, api, key, route, upstream, body, request_id)
         started = time.perf_counter()
@@ -225,6 +233,8 @@ def _reserving() -> Iterator[None]:
     """A reservation's errors as refusals (the same for the sync and the async ledger call)."""
     try:
         yield
+    except LedgerBusyError:  # the caller's to handle: nothing was written
+        raise
     except ReserveUncertainError as exc:
         why = ("the spend ledger did not answer the reservation; nothing was sent, and the hold, if the ledger "
                "booked it, is released once it answers again (fail closed)")
@@ -233,14 +243,18 @@ def _reserving() -> Iterator[None]:
         raise _refusal(exc) from None
 
 
-def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
-                      body: dict[str, object], request_id: str) -> Admitted:  # fmt: skip
-    """Steps 4-7 in one go (inline, or in a worker thread)."""
-    gated = _gate(rt, api, key, route, upstream, body, request_id)
+def _reserve(gated: _Gated) -> Admitted:
+    """Step 7, the reservation, with the ledger's full lock wait (in a worker thread)."""
     started = time.perf_counter()
     with _reserving():
         gated.call = gated.step.before(gated.call)
     return gated.admitted(time.perf_counter() - started)
+
+
+def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
+                      body: dict[str, object], request_id: str) -> Admitted:  # fmt: skip
+    """Steps 4-7 in one go, in a worker thread."""
+    return _reserve(_gate(rt, api, key, route, upstream, body, request_id))
 
 
 def _gate(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,

@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from litm._version import __version__
 from litm.budget._guard.metering import StreamUsage
-from litm.errors import LedgerUnavailableError, LitmError
+from litm.errors import LedgerBusyError, LedgerUnavailableError, LitmError
 from litm.serve._adminapi import admin_routes
 from litm.serve._admit import Admitted, HoldInDoubt, admit, authenticate
 from litm.serve._config import CONFIG_ENV, GatewayConfig, Upstream, load_config
@@ -107,8 +107,8 @@ def _upstream_headers(request: Request, upstream: Upstream, secret: str, request
 
 def _settle(rt: Runtime, adm: Admitted, answer: object) -> tuple[float, tuple[str, int] | None]:
     """Settle from ``answer``'s usage (the spend step's rules), then read the scope with the least left over the
-    key's chain: in one worker thread, one hop off the event loop. Returns the settle's seconds and
-    ``(scope, micro-dollars left)``, None when the ledger does not say."""
+    key's chain: on the event loop (``Runtime.inline_ledger``) or in one worker thread. Returns the settle's
+    seconds and ``(scope, micro-dollars left)``, None when the ledger does not say."""
     started = time.perf_counter()
     adm.step.after(adm.call, answer)
     settle_s = time.perf_counter() - started
@@ -196,7 +196,11 @@ async def _forward(request: Request, adm: Admitted) -> Response:
         await adm.step.afailed(adm.call, exc)
         raise Refusal(502, "upstream_unreadable", f"upstream {upstream.name!r} sent an unreadable answer") from None
     if rt.inline_ledger:
-        settle_s, left = _settle(rt, adm, parsed)
+        try:
+            with rt.on_loop():
+                settle_s, left = _settle(rt, adm, parsed)
+        except LedgerBusyError:  # another process holds the write lock: the hold is still open, settle in a thread
+            settle_s, left = await asyncio.to_thread(_settle, rt, adm, parsed)
     elif rt.async_ledger:
         settle_s, left = await _asettle(rt, adm, parsed)
     else:

@@ -7,6 +7,7 @@ secret refuses to start (:class:`~litm.errors.GatewayConfigError`) instead of re
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from litm.budget import TokenGate
@@ -19,7 +20,11 @@ from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
 from litm.tokens import get_tokenizer
 
-__all__ = ["Runtime", "build_runtime", "input_limit", "open_ledger_of", "tokenizer_for"]
+__all__ = ["INLINE_LOCK_WAIT_S", "Runtime", "build_runtime", "input_limit", "open_ledger_of", "tokenizer_for"]
+
+#: The longest the event loop waits for a SQLite write lock another connection holds (the other worker's
+#: transactions take about 0.1 ms); past it the reservation or settlement waits in a worker thread.
+INLINE_LOCK_WAIT_S = 0.005
 
 
 @dataclass
@@ -43,9 +48,18 @@ class Runtime:
         """Whether the ledger's work runs on the event loop rather than in a worker thread: only for a SQLite
         file without an fsync per commit (``synchronous`` ``NORMAL`` or ``OFF``). Its reserve or settle is a
         local write of about 0.1 ms, less than the two thread switches of a hop; an fsync (``FULL``) or a
-        network round trip (Redis) would hold up every other request of the worker while it waits."""
+        network round trip (Redis) would hold up every other request of the worker while it waits. Inline
+        work waits at most :data:`INLINE_LOCK_WAIT_S` for a lock another process holds (:meth:`on_loop`)."""
         ledger = self.config.ledger
         return "://" not in ledger.url and ledger.synchronous.upper() in ("NORMAL", "OFF")
+
+    def on_loop(self) -> contextlib.AbstractContextManager[None]:
+        """The ledger's short lock wait for work on the event loop: a lock held longer (another process's
+        long transaction) raises :class:`~litm.errors.LedgerBusyError`, and the work moves to a thread."""
+        ledger = self.cap.ledger
+        if isinstance(ledger, SQLiteLedger):
+            return ledger.lock_wait(INLINE_LOCK_WAIT_S)
+        return contextlib.nullcontext()
 
     @property
     def async_ledger(self) -> bool:

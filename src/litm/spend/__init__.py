@@ -16,6 +16,7 @@ litm.errors.SpendBudgetExceeded: spend limit of scope 'user:42' (daily ...) exce
 
 from litm.errors import (
     CorruptLedgerError,
+    LedgerBusyError,
     LedgerNotFoundError,
     LedgerUnavailableError,
     PriceTableError,
@@ -49,6 +50,7 @@ __all__ = [
     "AsyncLedger",
     "CorruptLedgerError",
     "Ledger",
+    "LedgerBusyError",
     "LedgerNotFoundError",
     "LedgerUnavailableError",
     "PriceTable",

@@ -57,7 +57,7 @@ from typing import TypeVar
 
 from litm.budget._guard.metering import StreamMeter, StreamUsage, is_raw_response, meter_stream, stream_kind
 from litm.budget._guard.pipeline import Attempt, Call, Step
-from litm.errors import LedgerUnavailableError, ReservationError, SpendRequestError
+from litm.errors import LedgerBusyError, LedgerUnavailableError, ReservationError, SpendRequestError
 from litm.spend import Reservation, SpendCap
 from litm.spend._budget import ReserveOptions
 from litm.spend._outcome import may_be_billed, refused_status
@@ -366,6 +366,13 @@ def _unbooked(r: Reservation, exc: BaseException) -> None:
               "is then charged in full", r.key, exc)  # fmt: skip
 
 
+def _reopen(hold: _Hold, r: Reservation) -> None:
+    """Undo :func:`_take`: the ledger was busy under a short lock wait (``SQLiteLedger.lock_wait``) and wrote
+    nothing, so the hold stays open for the caller to book again, where it may wait longer."""
+    hold.settled.remove(r)
+    hold.current = r
+
+
 def _book(hold: _Hold, booking: Callable[[Reservation], object]) -> None:
     """Close the open hold with ``booking``; a ledger that cannot write it leaves it to its lease."""
     r = _take(hold)
@@ -373,6 +380,9 @@ def _book(hold: _Hold, booking: Callable[[Reservation], object]) -> None:
         return
     try:
         booking(r)
+    except LedgerBusyError:
+        _reopen(hold, r)
+        raise
     except LedgerUnavailableError as exc:
         _unbooked(r, exc)
 
@@ -383,6 +393,9 @@ async def _abook(hold: _Hold, booking: Callable[[Reservation], Awaitable[object]
         return
     try:
         await booking(r)
+    except LedgerBusyError:
+        _reopen(hold, r)
+        raise
     except LedgerUnavailableError as exc:
         _unbooked(r, exc)
 

@@ -193,7 +193,31 @@ class SQLiteLedger:
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
 
     def _retrying(self, action: Callable[[], _T], failing: str = "") -> _T:
-        return retry_locked(action, timeout_s=self.busy_timeout_s, where=f"SQLite ledger {self.path}", failing=failing)
+        quick: float | None = getattr(self._local, "lock_wait_s", None)
+        return retry_locked(action, timeout_s=self.busy_timeout_s if quick is None else quick,
+                            where=f"SQLite ledger {self.path}", failing=failing, busy=quick is not None)  # fmt: skip
+
+    @contextmanager
+    def lock_wait(self, seconds: float) -> Iterator[None]:
+        """In this thread, wait at most ``seconds`` for a lock another connection holds, then raise
+        :class:`~litm.errors.LedgerBusyError` (nothing written; try again, for instance in a worker thread).
+
+        For callers that must not wait long where they are, such as an event loop: the gateway reserves and
+        settles on its loop within ``lock_wait(0.005)`` and moves to a thread when the lock is busy.
+
+        >>> import tempfile, os
+        >>> ledger = SQLiteLedger(os.path.join(tempfile.mkdtemp(), "spend.db"))
+        >>> with ledger.lock_wait(0.005):
+        ...     ledger.set_limit("team:a", "total", 1_000_000)
+        >>> ledger.close()
+        """
+        check_seconds(seconds, "lock_wait seconds")
+        before = getattr(self._local, "lock_wait_s", None)
+        self._local.lock_wait_s = seconds
+        try:
+            yield
+        finally:
+            self._local.lock_wait_s = before
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

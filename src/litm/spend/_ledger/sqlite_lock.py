@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from litm.errors import CorruptLedgerError, LedgerUnavailableError
+from litm.errors import CorruptLedgerError, LedgerBusyError, LedgerUnavailableError
 
 __all__ = ["REPAIR", "ledger_error", "one_line", "retry_locked"]
 
@@ -59,10 +59,13 @@ def ledger_error(message: str, exc: BaseException) -> LedgerUnavailableError:
 _T = TypeVar("_T")
 
 
-def retry_locked(action: Callable[[], _T], *, timeout_s: float, where: str, failing: str = "") -> _T:
+def retry_locked(action: Callable[[], _T], *, timeout_s: float, where: str, failing: str = "",
+                 busy: bool = False) -> _T:  # fmt: skip
     """``action()``, retried while SQLite reports the database locked or busy, for up to ``timeout_s``.
 
-    Errors read ``"{where}: {failing} (reason)"``, or ``"{where}: reason"`` without ``failing``.
+    Errors read ``"{where}: {failing} (reason)"``, or ``"{where}: reason"`` without ``failing``. With ``busy``,
+    a lock still held after ``timeout_s`` is a :class:`~litm.errors.LedgerBusyError` (the caller asked for a
+    short wait and will try again elsewhere).
     """
     deadline = time.monotonic() + timeout_s
     delay = 50e-6
@@ -79,4 +82,6 @@ def retry_locked(action: Callable[[], _T], *, timeout_s: float, where: str, fail
             if locked:
                 reason = f"still locked after {timeout_s:g} s"
             message = f"{where}: {failing} ({reason})" if failing else f"{where}: {reason}"
+            if locked and busy:
+                raise LedgerBusyError(one_line(message)) from None
             raise ledger_error(message, exc) from None
