@@ -61,7 +61,8 @@ __all__ = ["Admitted", "HoldInDoubt", "admit", "authenticate", "presented_key"]
 
 @dataclass
 class Admitted:
-    """A request that may go upstream: its key, route, the body to send and the reservation it holds."""
+    """A request that may go upstream: its key, route, the body to send and the reservation it holds (made by
+    :func:`admit`; ``call`` carries the reservation once step 7 booked it, in ``reserve_s`` seconds)."""
 
     request_id: str
     api: str
@@ -191,41 +192,23 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     # A Redis ledger is reserved on through redis.asyncio, after counting a small request inline.
     small = len(raw) <= INLINE_BODY_BYTES
     if rt.inline_ledger and small:
-        gated = _gate(rt, api, key, route, upstream, body, request_id)
+        adm = _gate(rt, api, key, route, upstream, body, request_id)
         started = time.perf_counter()
         try:
             with _reserving(), rt.on_loop():
-                gated.call = gated.step.before(gated.call)
+                adm.call = adm.step.before(adm.call)
         except LedgerBusyError:  # another process holds the write lock: wait for it in a thread
-            return await asyncio.to_thread(_reserve, gated)
-        return gated.admitted(time.perf_counter() - started)
+            return await asyncio.to_thread(_reserve, adm)
+        adm.reserve_s = time.perf_counter() - started
+        return adm
     if rt.async_ledger and small:
-        gated = _gate(rt, api, key, route, upstream, body, request_id)
+        adm = _gate(rt, api, key, route, upstream, body, request_id)
         started = time.perf_counter()
         with _reserving():
-            gated.call = await gated.step.abefore(gated.call)
-        return gated.admitted(time.perf_counter() - started)
+            adm.call = await adm.step.abefore(adm.call)
+        adm.reserve_s = time.perf_counter() - started
+        return adm
     return await asyncio.to_thread(_gate_and_reserve, rt, api, key, route, upstream, body, request_id)
-
-
-@dataclass
-class _Gated:
-    """A request through the token gate, with its spend step, not yet reserved."""
-
-    request_id: str
-    api: str
-    key: VirtualKey
-    route: ModelRoute
-    upstream: Upstream
-    count: TokenCount
-    step: SpendStep
-    call: Call
-    asked: bool
-    compacted: bool
-
-    def admitted(self, reserve_s: float) -> Admitted:
-        return Admitted(self.request_id, self.api, self.key, self.route, self.upstream, self.count, self.step,
-                        self.call, self.asked, reserve_s, self.compacted)  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -243,12 +226,13 @@ def _reserving() -> Iterator[None]:
         raise _refusal(exc) from None
 
 
-def _reserve(gated: _Gated) -> Admitted:
+def _reserve(adm: Admitted) -> Admitted:
     """Step 7, the reservation, with the ledger's full lock wait (in a worker thread)."""
     started = time.perf_counter()
     with _reserving():
-        gated.call = gated.step.before(gated.call)
-    return gated.admitted(time.perf_counter() - started)
+        adm.call = adm.step.before(adm.call)
+    adm.reserve_s = time.perf_counter() - started
+    return adm
 
 
 def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
@@ -258,8 +242,8 @@ def _gate_and_reserve(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute,
 
 
 def _gate(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: Upstream,
-          body: dict[str, object], request_id: str) -> _Gated:  # fmt: skip
-    """Steps 4-6: count (the guard's token gate), the context limit, the output limit."""
+          body: dict[str, object], request_id: str) -> Admitted:  # fmt: skip
+    """Steps 4-6: count (the guard's token gate), the context limit, the output limit; not yet reserved."""
     limit = rt.max_input.get(route.name, route.max_input_tokens) or None
     # The guard's own token gate: the same count, bound and compaction as a guarded SDK client. One gate per
     # model and policy, made once (building one checks its tokenizer against a Protocol, a slow isinstance).
@@ -286,4 +270,4 @@ def _gate(rt: Runtime, api: str, key: VirtualKey, route: ModelRoute, upstream: U
     step = SpendStep(rt.cap, provider=upstream.provider or None, key=lambda _call: f"gw-{request_id}",
                      scopes=key.chain)  # fmt: skip
     call = Call(api, "", body, stream=stream, count=count, upper=count.upper)
-    return _Gated(request_id, api, key, route, upstream, count, step, call, asked, compacted)
+    return Admitted(request_id, api, key, route, upstream, count, step, call, asked, compacted=compacted)

@@ -60,6 +60,19 @@ local function wid(window, now)
   return string.format('m%04d-%02d', y, m)
 end
 
+-- The limits of the scopes ARGV[first..] in one HMGET: the windows' ids at now, the fields asked
+-- (scope|window for each window of each scope, in that order) and the limits found for them (false: none).
+local WINDOWS = {'total', 'daily', 'monthly'}
+local function chain_limits(first, now)
+  local wids = {total = 'total', daily = wid('daily', now), monthly = wid('monthly', now)}
+  local fields = {}
+  for i = first, #ARGV do
+    for _, window in ipairs(WINDOWS) do fields[#fields + 1] = ARGV[i] .. '|' .. window end
+  end
+  if #fields == 0 then return wids, fields, {} end
+  return wids, fields, redis.call('HMGET', K_LIM, unpack(fields))
+end
+
 local RECORD = '^2' .. string.rep('\t([^\t]*)', 11) .. '\t(.*)$'
 
 local function load(raw)
@@ -133,13 +146,8 @@ local function replayed()
   if existing then return {'replay', existing} end
 end
 -- One HMGET for every limit the chain could have, one for the counters of those that exist.
-local windows = {'total', 'daily', 'monthly'}
-local wids = {total = 'total', daily = wid('daily', now), monthly = wid('monthly', now)}
-local fields = {}
-for i = 9, #ARGV do
-  for _, window in ipairs(windows) do fields[#fields + 1] = ARGV[i] .. '|' .. window end
-end
-local limits = redis.call('HMGET', K_LIM, unpack(fields))
+local windows = WINDOWS
+local wids, fields, limits = chain_limits(9, now)
 local booked, wanted, found = {}, {}, {}
 for n = 1, #fields do
   if limits[n] then
@@ -250,18 +258,11 @@ return {ts(now), wid('daily', now), wid('monthly', now)}
 # counters, whatever the number of scopes and counters in the ledger (what a caller asks per request).
 STATUS = PRELUDE + r"""
 local now = clock(ARGV[1])
-local windows = {'total', 'daily', 'monthly'}
-local wids = {total = 'total', daily = wid('daily', now), monthly = wid('monthly', now)}
-local fields = {}
-for i = 2, #ARGV do
-  for _, window in ipairs(windows) do fields[#fields + 1] = ARGV[i] .. '|' .. window end
-end
-if #fields == 0 then return {} end
-local limits = redis.call('HMGET', K_LIM, unpack(fields))
+local wids, fields, limits = chain_limits(2, now)
 local found, wanted = {}, {}
 for n = 1, #fields do
   if limits[n] then
-    local window = windows[(n - 1) % 3 + 1]
+    local window = WINDOWS[(n - 1) % 3 + 1]
     local name = fields[n] .. '|' .. wids[window]
     found[#found + 1] = {ARGV[2 + math.floor((n - 1) / 3)], window, wids[window], limits[n]}
     wanted[#wanted + 1] = name .. '|s'
