@@ -136,6 +136,33 @@ def test_reorder_places_kept_documents_by_score(gpt4o: TargetCounter) -> None:
     assert [c.original.id for c in out.kept] == ["d0", "d2", "d4", "d5", "d3", "d1"]
 
 
+def test_link_titles_keeps_the_second_hop_that_shares_no_word_with_the_question(gpt4o: TargetCounter) -> None:
+    # A bridge question: the second paragraph is about the bridge entity (named in the first paragraph by its
+    # title), not about the question's words, so by score alone it ranks below a distractor that shares them.
+    docs = [
+        Doc(text="The Rolling Hills festival is held each June. Its founder was Mira Olsen, a painter.",
+            id="first", score=0.9, title="Rolling Hills festival"),
+        Doc(text="The festival season in June draws crowds. Hills and fields fill with tents.", id="noise",
+            score=0.6, title="Summer festivals"),
+        Doc(text="Mira Olsen (born 1961) is a Norwegian artist. She was born in Bergen.", id="bridge",
+            score=0.1, title="Mira Olsen (painter)"),
+        Doc(text="Bergen is a city on the west coast. It has many bridges and a fish market.", id="city",
+            score=0.3, title="Bergen"),
+    ]  # fmt: skip
+    question = "Where was the founder of the Rolling Hills festival born?"
+    plain = compress(docs, question, tokenizer=gpt4o, target=40, scorer="retriever",
+                     options=CompressOptions(unit="document"))  # fmt: skip
+    linked = compress(docs, question, tokenizer=gpt4o, target=40, scorer="retriever",
+                      options=CompressOptions(unit="document", link="titles"))  # fmt: skip
+    assert [c.original.id for c in plain.kept] == ["first", "noise"]
+    assert [c.original.id for c in linked.kept] == ["first", "bridge"]
+    assert any("linked by title" in n and "'bridge'" in n for n in linked.notes)
+    # Scores in the plan stay the scorer's own; only the choice follows the links.
+    assert [c.score for c in linked.docs] == [0.9, 0.6, 0.1, 0.3]
+    with pytest.raises(InvalidOptionError, match="link"):
+        CompressOptions(link="entities")
+
+
 def test_chinese_documents(gpt4o: TargetCounter, embed: EmbedScorer) -> None:
     docs = [
         Doc(text="埃菲尔铁塔位于巴黎。铁塔于1889年3月31日向公众开放。它高330米。", id="zh1"),
@@ -223,8 +250,9 @@ def test_compressor_component_validates_once_and_runs(gpt4o: TargetCounter) -> N
     assert comp.run(TOWER, QUESTION).tokens <= comp.run(TOWER, QUESTION).budget
     assert comp.to_dict() == {
         "target": None, "ratio": 2.0, "scorer": "retriever", "model": None, "unit": "document", "coarse": True,
-        "coarse_factor": 1.5, "rank_weight": 0.9, "protect": None, "reorder": None,
+        "coarse_factor": 1.5, "rank_weight": 0.9, "protect": None, "reorder": None, "link": None,
     }  # fmt: skip
+    assert Compressor(tokenizer=gpt4o, ratio=2, scorer="static").to_dict()["scorer"] == "static"
     with pytest.raises(InvalidOptionError, match="rank_weight"):
         Compressor(tokenizer=gpt4o, ratio=2, rank_weight=1.0)
 

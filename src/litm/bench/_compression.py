@@ -8,6 +8,8 @@ al.'s format, documents renumbered 1..m in the order the arm gives them):
 * ``lead``: every document shortened to its first sentences, budget shares by retriever rank;
 * ``embed``: MiniLM sentence selection, input order kept; ``embed-edges``: the same, placed by ``edges``;
 * ``static``, ``static-edges``: the same with the static MiniLM table (no transformer pass);
+* ``embed-link``, ``static-link``: with ``link="titles"`` (a document the question or the best document names
+  by its title ranks right after the best one: the second hop of a multi-hop question);
 * ``lm``: selection by a small local LM's question-conditioned log-probabilities; ``lm-edges``: placed.
 
 A single-gold question is compressed with its gold passage at each of ``compress_slots`` (the distractors
@@ -48,6 +50,8 @@ ARM_OPTIONS: dict[str, tuple[str, CompressOptions]] = {
     "embed-edges": ("embed", CompressOptions(reorder="edges")),
     "static": ("static", CompressOptions()),
     "static-edges": ("static", CompressOptions(reorder="edges")),
+    "embed-link": ("embed", CompressOptions(link="titles")),
+    "static-link": ("static", CompressOptions(link="titles")),
     "lm": ("lm", CompressOptions()),
     "lm-edges": ("lm", CompressOptions(reorder="edges")),
 }

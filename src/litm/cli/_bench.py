@@ -218,8 +218,8 @@ def bench_cmd(
         rich_help_panel=_ARMS,
     ),
     compress: list[str] = typer.Option(
-        [], "--compress", help="Compression arms: drop, lead, embed, embed-edges, static, static-edges, lm, lm-edges "
-        "(comma-separated).",
+        [], "--compress", help="Compression arms (comma-separated): drop, lead, embed, embed-edges, embed-link, "
+        "static, static-edges, static-link, lm, lm-edges.",
         rich_help_panel=_COMPRESS,
     ),
     compress_ratios: list[str] = typer.Option(

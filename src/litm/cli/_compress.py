@@ -32,6 +32,8 @@ def compress_cmd(
     model: str = typer.Option("local", "--scorer-model", help="The lm scorer's local model."),
     unit: str = typer.Option("sentence", "--unit", help=f"What is kept or cut: {', '.join(UNITS)}."),
     reorder: str | None = typer.Option(None, "--reorder", help="Place kept documents by score (e.g. edges)."),
+    link: str | None = typer.Option(None, "--link", help="Multi-hop: 'titles' ranks a document named by the "
+                                    "question or the best document right after it."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write here (atomically) instead of stdout."),
 ) -> None:
     """Keep the sentences of each question's documents that answer it, within a token budget.
@@ -48,7 +50,7 @@ def compress_cmd(
     began = time.perf_counter()
     made = compress_records(
         records, tokenizer=tokenizer, target=target, ratio=ratio, scorer=scorer, model=model,
-        options=CompressOptions(unit=unit, reorder=reorder),
+        options=CompressOptions(unit=unit, reorder=reorder, link=link),
     )  # fmt: skip
     results = list(made)
     text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)

@@ -23,12 +23,13 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from litm.compress._result import SEPARATOR, Compressed, CompressedDoc
-from litm.compress._scorers import ScoreCache, Scorer, get_scorer
+from litm.compress._scorers import SCORERS, ScoreCache, Scorer, get_scorer
 from litm.compress._select import select
 from litm.compress._terms import rare_terms, terms
 from litm.errors import CompressionError, InvalidOptionError, InvalidOptionTypeError
@@ -41,10 +42,11 @@ from litm.placement._registry import get_strategy
 from litm.tokens import get_tokenizer
 from litm.util._sentences import sentence_spans
 
-__all__ = ["PROTECT", "UNITS", "CompressOptions", "Compressor", "TargetCounter", "compress", "parse_target"]
+__all__ = ["LINKS", "PROTECT", "UNITS", "CompressOptions", "Compressor", "TargetCounter", "compress", "parse_target"]
 
 UNITS: tuple[str, ...] = ("sentence", "document")
 PROTECT: tuple[str | None, ...] = (None, "terms")
+LINKS: tuple[str | None, ...] = (None, "titles")
 
 
 @dataclass(frozen=True)
@@ -184,8 +186,11 @@ class CompressOptions:
     ``unit="document"`` drops whole documents by score instead of choosing sentences. ``coarse`` first drops
     the documents beyond ``coarse_factor`` (>= 1) x the budget by score; ``rank_weight`` (in [0, 1)) makes each
     document's share of the budget fall with its score rank (0: shares by length alone). ``protect="terms"``
-    picks sentences holding the question's rare words and numbers first. ``reorder`` places the kept documents
-    by their scores with a placement strategy (``"edges"``, ...) instead of keeping the input order.
+    picks sentences holding the question's rare words and numbers first. ``link="titles"`` is for multi-hop
+    questions: a document whose title the question or the best-scored document names (the bridge to the second
+    hop, which often shares no words with the question) ranks right after that best document.
+    ``reorder`` places the kept documents by their scores with a placement strategy (``"edges"``, ...) instead
+    of keeping the input order.
 
     >>> CompressOptions(protect="terms", reorder="edges").unit
     'sentence'
@@ -201,8 +206,11 @@ class CompressOptions:
     rank_weight: float = 0.9
     protect: str | None = None
     reorder: str | Strategy | None = None
+    link: str | None = None
 
     def __post_init__(self) -> None:
+        if self.link not in LINKS:
+            raise InvalidOptionError(f"link must be None or 'titles', got {self.link!r}")
         if self.unit not in UNITS:
             raise InvalidOptionError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.protect not in PROTECT:
@@ -296,10 +304,16 @@ def compress(
         )
 
     doc_scores = the_scorer.score_documents(question, items)
+    chosen_by = doc_scores
+    if options.link == "titles":
+        chosen_by, linked = linked_by_title(question, items, doc_scores)
+        if linked:
+            notes.append(f"linked by title from the question or document {items[linked[0]].id!r}: "
+                         + ", ".join(repr(items[i].id) for i in linked[1:]))  # fmt: skip
     if original <= budget:
         notes.append(f"the documents ({original} tokens) already fit the budget of {budget}: nothing cut")
         kept = [list(range(len(sp))) for sp in spans]
-        ranks = _ranks(doc_scores)
+        ranks = _ranks(chosen_by)
         reasons = ["kept whole"] * len(items)
     else:
         sentence_scores = (
@@ -309,7 +323,7 @@ def compress(
         )
         guard = _protected(question, items, spans) if options.protect == "terms" else None
         chosen = select(
-            sentence_tokens=sentence_tokens, sentence_scores=sentence_scores, doc_scores=doc_scores, budget=budget,
+            sentence_tokens=sentence_tokens, sentence_scores=sentence_scores, doc_scores=chosen_by, budget=budget,
             protected=guard, coarse=options.coarse, coarse_factor=options.coarse_factor,
             rank_weight=options.rank_weight, unit=unit,
         )  # fmt: skip
@@ -332,13 +346,45 @@ def compress(
                 sentences=len(spans[i]),
             )
         )
-    order = _order([i for i in range(len(items)) if kept[i]], doc_scores, options.reorder)
+    order = _order([i for i in range(len(items)) if kept[i]], chosen_by, options.reorder)
     total = sum(c.tokens for c in out_docs)
     return Compressed(
         question=question, docs=tuple(out_docs), order=tuple(order), target=asked, budget=budget, tokens=total,
         original_tokens=original, exact=counter.exact, margin=counter.margin, scorer=the_scorer.name,
         seconds=time.perf_counter() - began, notes=tuple(notes),
     )  # fmt: skip
+
+
+def _bare_title(title: str) -> str:
+    """A title without a trailing disambiguation, as a text names it: ``"Avatar (film)"`` -> ``"avatar"``."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip().lower()
+
+
+def linked_by_title(question: str, items: Sequence[Doc], scores: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Scores that put the best document first and, right after it, every document whose title the question or
+    the best document names (whole words, case-insensitive, titles of 3 characters or more); the others keep
+    their order after those. Returns the scores and ``[best, *linked]`` (just ``[]`` when nothing links).
+
+    >>> docs = [Doc(text="Ed Wood directed Glen or Glenda.", id="a", title="Ed Wood (film)"),
+    ...         Doc(text="A 1953 film, shot in four days.", id="b", title="Glen or Glenda"),
+    ...         Doc(text="A 1953 film by another director.", id="c", title="Robot Monster")]
+    >>> scores, linked = linked_by_title("Who directed the film by the maker of Ed Wood?", docs, [0.9, 0.2, 0.5])
+    >>> linked, scores[1] > scores[2]
+    ([0, 1], True)
+    """
+    best = max(range(len(items)), key=lambda i: scores[i])
+    text = f"{question} {items[best].title} {items[best].text}".lower()
+    linked = []
+    for i, d in enumerate(items):
+        name = _bare_title(d.title or "")
+        if i != best and len(name) >= 3 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+            linked.append(i)
+    if not linked:
+        return list(scores), []
+    span = max(scores) - min(scores) + 1.0
+    out = [s + span if i in linked else s for i, s in enumerate(scores)]
+    out[best] = max(out) + span
+    return out, [best, *sorted(linked, key=lambda i: -scores[i])]
 
 
 def _sentence_scores(
@@ -434,6 +480,7 @@ class Compressor:
     rank_weight: float = 0.9
     protect: str | None = None
     reorder: str | None = None
+    link: str | None = None
 
     def __post_init__(self) -> None:
         if (self.target is None) == (self.ratio is None):
@@ -446,10 +493,10 @@ class Compressor:
             raise InvalidOptionTypeError(f"reorder must be a placement strategy's name, got {self.reorder!r}")
         options = CompressOptions(
             unit=self.unit, coarse=self.coarse, coarse_factor=self.coarse_factor, rank_weight=self.rank_weight,
-            protect=self.protect, reorder=self.reorder,
+            protect=self.protect, reorder=self.reorder, link=self.link,
         )  # fmt: skip
-        if isinstance(self.scorer, str) and self.scorer not in ("retriever", "embed", "lm"):
-            raise InvalidOptionError(f"unknown scorer {self.scorer!r}; choose from retriever, embed, lm")
+        if isinstance(self.scorer, str) and self.scorer not in SCORERS:
+            raise InvalidOptionError(f"unknown scorer {self.scorer!r}; choose from {', '.join(SCORERS)}")
         if self.model is not None and self.scorer != "lm":
             raise InvalidOptionError(f"model= is the lm scorer's model; scorer {self.scorer!r} would ignore it")
         object.__setattr__(self, "_options", options)
@@ -487,4 +534,5 @@ class Compressor:
             "rank_weight": self.rank_weight,
             "protect": self.protect,
             "reorder": self.reorder,
+            "link": self.link,
         }

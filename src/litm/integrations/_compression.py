@@ -35,12 +35,13 @@ from typing import Any, Generic, TypedDict, TypeVar
 
 from litm.compress import Compressed, Compressor, ScoreCache, Scorer
 from litm.compress._result import CompressedDoc
-from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer
+from litm.compress._scorers import SCORERS, EmbedScorer, LMScorer, RetrieverScorer, StaticScorer
 from litm.errors import InvalidOptionError, InvalidOptionTypeError
 from litm.integrations._options import _tokenizer, known_options
 from litm.models import Model, load_model
 from litm.placement._registry import get_strategy
 from litm.retrieve._embedder import MiniLM
+from litm.retrieve._static import StaticMiniLM
 
 __all__ = ["COMPRESSION_DEFAULTS", "METADATA_KEY", "Compressing", "Compression", "Provenance", "provenance"]
 
@@ -78,12 +79,12 @@ class Compressing:
     ``tokenizer`` is the *target* model's tokenizer as a spec (``"openai:gpt-4o"`` counts exactly and
     offline; ``"local"`` with the embedded model's tokenizer); the budget is ``target`` tokens of it, or
     ``1/ratio`` of what the documents count (exactly one of the two). ``scorer`` is ``"embed"`` (MiniLM,
-    the fast path), ``"lm"`` (``model``'s question-conditioned log-probabilities; default the embedded
-    local model) or ``"retriever"`` (the documents' own scores or order). ``unit``, ``coarse``,
-    ``coarse_factor``, ``rank_weight``, ``protect`` and ``reorder`` (a placement strategy's name) are
-    :func:`~litm.compress.compress`'s. The scorer's model is loaded once (at the first run, or at
-    :meth:`warm_up`); every run scores with a fresh in-memory score cache, so a long-lived component does
-    not keep the scores of every question it was asked.
+    the default), ``"static"`` (MiniLM's per-token table, the fast path), ``"lm"`` (``model``'s
+    question-conditioned log-probabilities; default the embedded local model) or ``"retriever"`` (the
+    documents' own scores or order). ``unit``, ``coarse``, ``coarse_factor``, ``rank_weight``, ``protect``,
+    ``reorder`` (a placement strategy's name) and ``link`` are :func:`~litm.compress.compress`'s. The
+    scorer's model is loaded once (at the first run, or at :meth:`warm_up`); every run scores with a fresh
+    in-memory score cache, so a long-lived component does not keep the scores of every question it was asked.
     """
 
     tokenizer: str
@@ -97,6 +98,7 @@ class Compressing:
     rank_weight: float = COMPRESSION_DEFAULTS["rank_weight"]
     protect: str | None = COMPRESSION_DEFAULTS["protect"]
     reorder: str | None = COMPRESSION_DEFAULTS["reorder"]
+    link: str | None = COMPRESSION_DEFAULTS["link"]
 
     def __post_init__(self) -> None:
         if not isinstance(self.tokenizer, str) or not self.tokenizer.strip():
@@ -105,7 +107,7 @@ class Compressing:
                 f"settings are saved), got {self.tokenizer!r}"
             )
         if not isinstance(self.scorer, str):
-            raise InvalidOptionTypeError(f"scorer must be a scorer's name (embed, lm, retriever), got {self.scorer!r}")
+            raise InvalidOptionTypeError(f"scorer must be a scorer's name ({', '.join(SCORERS)}), got {self.scorer!r}")
         _optional_str("model", self.model, "a model spec string such as 'local'")
         if self.model is not None and self.scorer != "lm":
             raise InvalidOptionError(f"model= is the lm scorer's model; scorer {self.scorer!r} does not use one")
@@ -130,25 +132,28 @@ class Compressing:
         return Compressor(
             tokenizer=_tokenizer(self.tokenizer), target=target, ratio=ratio, scorer=scorer, unit=self.unit,
             coarse=self.coarse, coarse_factor=self.coarse_factor, rank_weight=self.rank_weight,
-            protect=self.protect, reorder=self.reorder,
+            protect=self.protect, reorder=self.reorder, link=self.link,
         )  # fmt: skip
 
     def warm_up(self) -> None:
         """Load the scorer's model now (MiniLM, or the ``lm`` scorer's model) rather than at the first run."""
         self._model()
 
-    def _model(self) -> MiniLM | Model | None:
+    def _model(self) -> MiniLM | StaticMiniLM | Model | None:
         if self.scorer == "retriever":
             return None
         with _LOADING:
-            loaded: MiniLM | Model | None = object.__getattribute__(self, "_loaded")
+            loaded: MiniLM | StaticMiniLM | Model | None = object.__getattribute__(self, "_loaded")
             if loaded is None:
-                loaded = MiniLM() if self.scorer == "embed" else load_model(self.model or "local")
+                made = {"embed": MiniLM, "static": StaticMiniLM}.get(self.scorer)
+                loaded = made() if made is not None else load_model(self.model or "local")
                 object.__setattr__(self, "_loaded", loaded)
             return loaded
 
     def _scorer(self) -> Scorer:
         model = self._model()
+        if isinstance(model, StaticMiniLM):
+            return StaticScorer(model, cache=ScoreCache())
         if isinstance(model, MiniLM):
             return EmbedScorer(model, cache=ScoreCache())
         if model is not None:

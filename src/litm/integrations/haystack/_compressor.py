@@ -71,7 +71,7 @@ class LitmCompressor:
         >>> LitmCompressor(tokenizer="openai:gpt-4o", ratio=4, scorer="bm25")
         Traceback (most recent call last):
         ...
-        litm.errors.InvalidOptionError: unknown scorer 'bm25'; choose from retriever, embed, lm
+        litm.errors.InvalidOptionError: unknown scorer 'bm25'; choose from retriever, static, embed, lm
     """
 
     __module__ = MODULE
@@ -89,12 +89,13 @@ class LitmCompressor:
         rank_weight: float = _D["rank_weight"],
         protect: str | None = _D["protect"],
         reorder: str | None = _D["reorder"],
+        link: str | None = _D["link"],
     ) -> None:
         # tokenizer is required: None gets Compressing's typed error naming it, not Python's missing-argument one.
         self.compressing = Compressing(
             tokenizer=tokenizer,  # type: ignore[arg-type]
             target=target, ratio=ratio, scorer=scorer, model=model, unit=unit, coarse=coarse,
-            coarse_factor=coarse_factor, rank_weight=rank_weight, protect=protect, reorder=reorder,
+            coarse_factor=coarse_factor, rank_weight=rank_weight, protect=protect, reorder=reorder, link=link,
         )  # fmt: skip
 
     def warm_up(self) -> None:
