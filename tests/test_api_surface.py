@@ -60,6 +60,7 @@ HOME = {
     "litm.spend": {
         "CorruptLedgerError",
         "LedgerNotFoundError",
+        "LedgerBusyError",
         "LedgerUnavailableError",
         "PriceTableError",
         "PriceUnknownError",
