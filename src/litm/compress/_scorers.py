@@ -6,7 +6,7 @@ One small protocol, :class:`Scorer`, with four implementations:
   vectors of the question and of each document / sentence (a sentence is embedded with its document's title,
   so "It was built in 1889." still knows what "it" is).
 * ``"static"`` (the fast path): the same cosines over :class:`~litm.retrieve._static.StaticMiniLM` vectors,
-  sums of per-token rows with no transformer pass (about 50 times faster, a coarser ranking).
+  sums of per-token rows with no transformer pass (about 35 times faster in compression, a coarser ranking).
 * :class:`LMScorer` (``"lm"``): a small causal LM through litm's continuation log-probabilities.
   Document level: the mean log-probability of the question after the document ("how well does the document
   predict the question", LongLLMLingua's coarse score). Sentence level: *contrastive* log-probability, the

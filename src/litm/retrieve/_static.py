@@ -4,8 +4,8 @@ A text's vector is the sum of its tokens' rows of a bundled table (``data/minilm
 ``scripts/build_static_minilm.py`` from the pinned ONNX model: each token's output vector, projected on 256
 principal components and weighted by smooth inverse frequency), L2-normalised. It reads token identity, not
 context, so it ranks worse than :class:`~litm.retrieve._embedder.MiniLM` (on NQ-Open k = 20, the answer stays in
-94 of 100 prompts compressed to 1/4, against 100 of 100); it is about 50 times faster, and needs only numpy and
-the tokenizer (no onnxruntime). The table's SHA-256 is pinned: a changed file is a
+94 of 100 prompts compressed to 1/4, against 100 of 100); it compresses about 35 times faster, and needs only
+numpy and the tokenizer (no onnxruntime). The table's SHA-256 is pinned: a changed file is a
 :class:`~litm.errors.ModelIntegrityError`.
 
 Example:
