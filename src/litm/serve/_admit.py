@@ -190,25 +190,17 @@ async def admit(rt: Runtime, api: str, key: VirtualKey, raw: bytes, request_id: 
     # keeps serving other requests meanwhile. A small request on a ledger that answers without waiting runs
     # inline (Runtime.inline_ledger): cheaper than the hop, and too short to hold up the other requests.
     # A Redis ledger is reserved on through redis.asyncio, after counting a small request inline.
-    small = len(raw) <= INLINE_BODY_BYTES
-    if rt.inline_ledger and small:
-        adm = _gate(rt, api, key, route, upstream, body, request_id)
-        started = time.perf_counter()
-        try:
-            with _reserving(), rt.on_loop():
-                adm.call = adm.step.before(adm.call)
-        except LedgerBusyError:  # another process holds the write lock: wait for it in a thread
-            return await asyncio.to_thread(_reserve, adm)
-        adm.reserve_s = time.perf_counter() - started
-        return adm
-    if rt.async_ledger and small:
-        adm = _gate(rt, api, key, route, upstream, body, request_id)
-        started = time.perf_counter()
-        with _reserving():
-            adm.call = await adm.step.abefore(adm.call)
-        adm.reserve_s = time.perf_counter() - started
-        return adm
-    return await asyncio.to_thread(_gate_and_reserve, rt, api, key, route, upstream, body, request_id)
+    if len(raw) > INLINE_BODY_BYTES or not (rt.inline_ledger or rt.async_ledger):
+        return await asyncio.to_thread(_gate_and_reserve, rt, api, key, route, upstream, body, request_id)
+    adm = _gate(rt, api, key, route, upstream, body, request_id)
+    started = time.perf_counter()
+    try:
+        with _reserving(), rt.on_loop():
+            adm.call = await adm.step.abefore(adm.call) if rt.async_ledger else adm.step.before(adm.call)
+    except LedgerBusyError:  # another process holds the write lock: wait for it in a thread
+        return await asyncio.to_thread(_reserve, adm)
+    adm.reserve_s = time.perf_counter() - started
+    return adm
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from litm.models.tokenizers._estimate import EstimateTokenizer
 from litm.serve._config import GatewayConfig, ModelRoute
 from litm.serve._keystore import AnyKeyStore, open_key_store
 from litm.spend import Ledger, SpendCap, SQLiteLedger, open_ledger
+from litm.spend._ledger import REDIS_SCHEMES
 from litm.tokens import get_tokenizer
 
 __all__ = ["INLINE_LOCK_WAIT_S", "Runtime", "build_runtime", "input_limit", "open_ledger_of", "tokenizer_for"]
@@ -65,7 +66,7 @@ class Runtime:
     def async_ledger(self) -> bool:
         """Whether the ledger has a native async client (Redis, through ``redis.asyncio``), so a request's
         reservation and settlement need no worker thread."""
-        return self.config.ledger.url.startswith(("redis://", "rediss://", "unix://"))
+        return self.config.ledger.url.startswith(REDIS_SCHEMES)
 
     def __repr__(self) -> str:  # the default would print the provider secrets
         return f"Runtime(models={sorted(self.tokenizers)}, ledger={self.config.ledger.url!r})"
@@ -107,7 +108,7 @@ def open_ledger_of(config: GatewayConfig) -> Ledger:
     """The configured ledger: Redis by URL, or the SQLite file with its ``synchronous`` setting."""
     options = config.ledger
     if "://" in options.url:  # a redis:// (rediss://, unix://) URL, or a mistyped one that open_ledger refuses
-        if options.url.startswith(("redis://", "rediss://", "unix://")):
+        if options.url.startswith(REDIS_SCHEMES):
             # The class's own module: litm.spend hands RedisLedger out lazily (the optional redis client), untyped.
             from litm.spend._ledger.redis import RedisLedger
 

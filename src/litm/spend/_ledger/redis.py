@@ -70,11 +70,12 @@ from litm.spend._ledger.rules import (
     not_set,
     replay,
     sorted_limits,
+    sorted_status,
     statuses,
     uncertain,
 )
 from litm.spend._money import check_micros
-from litm.spend._scopes import WINDOWS, Window
+from litm.spend._scopes import Window
 
 __all__ = ["AsyncRedisLedger", "RedisLedger"]
 
@@ -455,7 +456,7 @@ def _statuses(rows: Sequence[Sequence[Any]]) -> list[CounterStatus]:
     """The STATUS script's rows ``(scope, window, wid, limit, settled, held)`` in :meth:`status` order."""
     out = [CounterStatus(_text(s), _text(w), _text(wid), int(lim), int(settled), int(held))  # type: ignore[arg-type]
            for s, w, wid, lim, settled, held in rows]  # fmt: skip
-    return sorted(out, key=lambda c: (c.scope, WINDOWS.index(c.window)))
+    return sorted_status(out)
 
 
 class AsyncRedisLedger(_Codec):

@@ -97,6 +97,11 @@ def sorted_limits(limits: Iterable[Limit]) -> list[Limit]:
     return sorted(limits, key=lambda lim: (lim.scope, WINDOWS.index(lim.window)))
 
 
+def sorted_status(current: Iterable[CounterStatus]) -> list[CounterStatus]:
+    """Counters in report order, as :func:`sorted_limits` orders their limits."""
+    return sorted(current, key=lambda c: (c.scope, WINDOWS.index(c.window)))
+
+
 def statuses(
     limits: Iterable[Limit], scopes: Sequence[str] | None, wids: Mapping[str, str],
     counter: Callable[[str], tuple[int, int]],

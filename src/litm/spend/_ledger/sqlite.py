@@ -67,6 +67,7 @@ from litm.spend._ledger.rules import (
     refusal,
     replay,
     sorted_limits,
+    sorted_status,
     statuses,
 )
 from litm.spend._ledger.sqlite_lock import REPAIR, ledger_error, one_line, retry_locked
@@ -88,6 +89,22 @@ _UNREADABLE = (ValueError, TypeError, KeyError, IndexError, OverflowError)
 #: The most scopes :meth:`SQLiteLedger.status` reads with one ``IN (...)`` query (well under SQLite's limit on
 #: bound variables); more read every limit and keep those.
 _SCOPED_STATUS_MAX = 500
+
+
+def _chain_query(scopes: Sequence[str], now: float) -> tuple[str, tuple[object, ...]]:
+    """The query (and its arguments) for the current window of every limit of ``scopes``, with its counter."""
+    return (
+        "SELECT l.scope, l.window, l.micros, c.settled, c.held FROM limits l LEFT JOIN counters c ON c.name ="
+        " l.scope || '|' || l.window || '|' || CASE l.window WHEN 'daily' THEN ? WHEN 'monthly' THEN ?"
+        f" ELSE 'total' END WHERE l.scope IN ({','.join('?' * len(scopes))})",
+        (window_id("daily", now), window_id("monthly", now), *scopes),
+    )
+
+
+def _chain_counters(rows: Sequence[Sequence[Any]], now: float) -> list[CounterStatus]:
+    """:func:`_chain_query`'s rows as counters (a counter not yet touched is 0)."""
+    return [CounterStatus(str(scope), window, window_id(window, now), int(micros), int(settled or 0), int(held or 0))
+            for scope, window, micros, settled, held in rows]  # fmt: skip
 
 
 class SQLiteLedger:
@@ -315,17 +332,7 @@ class SQLiteLedger:
         with self._write() as conn:
             now = self.now()
             self._sweep(conn, now, self.sweep_batch)
-            marks = ",".join("?" * len(hold.chain))
-            rows = conn.execute(
-                "SELECT l.scope, l.window, l.micros, c.settled, c.held FROM limits l LEFT JOIN counters c ON c.name ="
-                " l.scope || '|' || l.window || '|' || CASE l.window WHEN 'daily' THEN ? WHEN 'monthly' THEN ?"
-                f" ELSE 'total' END WHERE l.scope IN ({marks})",
-                (window_id("daily", now), window_id("monthly", now), *hold.chain),
-            ).fetchall()
-            current = [
-                CounterStatus(scope, window, window_id(window, now), micros, settled or 0, held or 0)
-                for scope, window, micros, settled, held in rows
-            ]
+            current = _chain_counters(conn.execute(*_chain_query(hold.chain, now)).fetchall(), now)
             refused = refusal(hold, current)
             if refused is not None:
                 # A retried reserve that was booked before is a replay, even once the budget is full.
@@ -450,16 +457,9 @@ class SQLiteLedger:
         a read of every limit of the ledger."""
         if not scopes:
             return []
-        rows = self._read(
-            "SELECT l.scope, l.window, l.micros, c.settled, c.held FROM limits l LEFT JOIN counters c ON c.name ="
-            " l.scope || '|' || l.window || '|' || CASE l.window WHEN 'daily' THEN ? WHEN 'monthly' THEN ?"
-            f" ELSE 'total' END WHERE l.scope IN ({','.join('?' * len(scopes))})",
-            (window_id("daily", now), window_id("monthly", now), *scopes),
-        )
+        rows = self._read(*_chain_query(scopes, now))
         with self._decoding():
-            out = [CounterStatus(str(scope), window, window_id(window, now), int(micros), int(settled or 0),
-                                 int(held or 0)) for scope, window, micros, settled, held in rows]  # fmt: skip
-            return sorted(out, key=lambda c: (c.scope, WINDOWS.index(c.window)))
+            return sorted_status(_chain_counters(rows, now))
 
     def counters(self) -> dict[str, tuple[int, int]]:
         """Every counter ever touched: name -> (held, settled)."""
