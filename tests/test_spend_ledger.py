@@ -490,6 +490,55 @@ def test_redis_reloads_flushed_scripts_and_resends_after_a_lost_reply(
     ledger.close()
 
 
+def test_async_redis_ledger_reloads_scripts_resends_lost_replies_and_never_reuses_a_cancelled_call(
+    private_redis: object,
+) -> None:
+    # The gateway's reserve, settle and status go through the async ledger's own raw connections
+    # (redis_conn.AsyncConnections): the same recovery as the sync call path, and a call cancelled while
+    # its reply is on the way (a client that hung up) must not leave that reply for the next call to read.
+    import redis
+
+    from litm.errors import LedgerUnavailableError
+    from litm.spend import RedisLedger
+
+    url = private_redis.url  # type: ignore[attr-defined]
+    admin = redis.Redis.from_url(url)
+    ledger = RedisLedger(url, namespace="aio")
+    ledger.set_limit("p", "total", 1000)
+
+    async def scenario() -> None:
+        view = ledger.asynchronous()
+        admin.script_flush()  # a restarted server has forgotten every script
+        assert (await view.reserve(HoldRequest("a", ("p",), 100, 60.0))).state == "held"
+        admin.client_kill_filter(_type="normal", skipme=True)  # every connection drops, the view's idle one too
+        record = await view.reserve(HoldRequest("b", ("p",), 200, 60.0))
+        assert not record.replayed and record.amount == 200
+        admin.client_pause(300, all=True)  # the next script waits on the server; its caller gives up first
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(view.reserve(HoldRequest("c", ("p",), 50, 60.0)), 0.05)
+        await asyncio.sleep(0.4)  # the pause is over: "c" ran or was dropped with its connection
+        assert await view.status(["p"]) == ledger.status(["p"])  # not "c"'s stale reply
+        assert (await view.settle("b", 150)).cost == 150
+        await view.aclose()
+
+    asyncio.run(scenario())
+    assert [e.kind for e in ledger.history() if e.key == "b"] == ["settle", "reserve"]  # newest first: held once
+    c_held = 50 if ledger.get("c") is not None else 0  # Redis drops the command of a client that hung up
+    assert ledger.counters()["p|total|total"] == (100 + c_held, 150) and ledger.verify() == []
+
+    async def when_down() -> None:
+        view = ledger.asynchronous()
+        await view.status(["p"])  # leaves an idle connection for the stopped server to break
+        private_redis.stop()  # type: ignore[attr-defined]
+        for call in (view.reserve(HoldRequest("d", ("p",), 1, 60.0)), view.settle("a", 1), view.status(["p"])):
+            with pytest.raises(LedgerUnavailableError):  # a reserve possibly sent: ReserveUncertainError, a subclass
+                await call
+        await view.aclose()
+
+    asyncio.run(when_down())
+    ledger.close()
+
+
 def test_redis_reads_records_in_the_json_format_of_earlier_builds(redis_server: object, redis_namespace: str) -> None:
     import json
 

@@ -6,7 +6,8 @@ compared in constant time; reading never writes. One hash per key (``litm:keys:{
 sorted set of ids by creation time; rotate and revoke are one Lua script each, so a revoked key can never be
 rotated back to life. A server that does not answer is :class:`~litm.errors.VirtualKeyError` (the gateway
 answers 503, fail closed). Requests read their key with one ``HGETALL``, through ``redis.asyncio`` in the
-gateway (:meth:`RedisKeyStore.aauthenticate`), so a slow server never holds up a worker's event loop.
+gateway (:meth:`RedisKeyStore.aauthenticate`, on a raw connection), so a slow server never holds up a
+worker's event loop.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 
 from litm.errors import MissingDependencyError, VirtualKeyError
 from litm.serve._keys import DUMMY_DIGEST, KEY_PREFIX, KEY_RE, VirtualKey, check_key_options, digest
+from litm.spend._ledger.redis_conn import AsyncConnections  # not exported by litm.spend
 
 T = TypeVar("T")
 
@@ -67,6 +69,7 @@ class RedisKeyStore:
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         # The event loop's own client (redis.asyncio connections belong to the loop that opened them).
         self._aclient: Any = None
+        self._acalls: AsyncConnections | None = None
         self._aloop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
@@ -164,19 +167,21 @@ class RedisKeyStore:
             return None
         kid, secret = match.groups()
         try:
-            fields = await self._async().hgetall(self._key(kid))
+            reply, _ = await self._async().call("HGETALL", self._key(kid))
         except self._errors as exc:
             raise VirtualKeyError(f"key store (Redis, namespace {self.namespace!r}) cannot be read: "
                                   f"{type(exc).__name__}") from None  # fmt: skip
+        # The raw reply: a flat [field, value, ...] list (RESP2), or a map (RESP3).
+        fields = reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2], strict=True))
         stored = fields.get("hash", DUMMY_DIGEST) if fields else DUMMY_DIGEST
         if not hmac.compare_digest(stored, digest(kid, secret)) or not fields:
             return None
         key = self._record(kid, fields)
         return None if key.revoked is not None else key
 
-    def _async(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._aclient is None or self._aloop is not loop:
+    def _async(self) -> AsyncConnections:
+        loop, calls = asyncio.get_running_loop(), self._acalls
+        if calls is None or self._aloop is not loop:
             import redis.asyncio
             import redis.asyncio.retry
             import redis.backoff
@@ -185,13 +190,16 @@ class RedisKeyStore:
             self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True, retry=retry,
                                                          socket_timeout=self._timeout_s,
                                                          socket_connect_timeout=self._timeout_s)
+            self._acalls = calls = AsyncConnections(self._aclient)
             self._aloop = loop
-        return self._aclient
+        return calls
 
     async def aclose(self) -> None:
         """Close the event loop's client (the gateway's shutdown); :meth:`close` closes the other."""
-        client, self._aclient, self._aloop = self._aclient, None, None
-        if client is not None:
+        client, calls = self._aclient, self._acalls
+        self._aclient, self._acalls, self._aloop = None, None, None
+        if client is not None and calls is not None:
+            await calls.aclose()
             await client.aclose()
 
     def close(self) -> None:

@@ -59,6 +59,7 @@ from litm.spend._ledger.base import (
     ReservationRecord,
     Settlement,
 )
+from litm.spend._ledger.redis_conn import AsyncConnections
 from litm.spend._ledger.redis_url import RedisURL, parse_redis_url
 from litm.spend._ledger.rules import (
     check_count,
@@ -470,20 +471,34 @@ class AsyncRedisLedger(_Codec):
         with _guard(url):
             self._client = _from_url(aioredis.Redis.from_url, url, self.socket_timeout_s)
             self._scripts = {name: self._client.register_script(text) for name, text in _SCRIPTS.items()}
+        self._calls = AsyncConnections(self._client)
+
+    async def _eval(self, name: str, args: Sequence[str | int], sent: list[bool] | None = None) -> tuple[Any, bool]:
+        """:meth:`RedisLedger._eval` for an event loop: one round trip on a raw connection (see
+        :mod:`~litm.spend._ledger.redis_conn`), a lost reply resent once, a forgotten script loaded again."""
+        script = self._scripts[name]
+        errors = _redis_module().exceptions
+        with _guard(self.url):
+            while True:
+                try:
+                    return await self._calls.call("EVALSHA", script.sha, len(self.keys), *self.keys, *args, sent=sent)
+                except errors.NoScriptError:
+                    await self._calls.call("SCRIPT", "LOAD", script.script)
 
     async def _run(self, name: str, args: Sequence[str | int]) -> Any:
-        with _guard(self.url):
-            return await self._scripts[name](keys=self.keys, args=list(args))
+        return (await self._eval(name, args))[0]
 
     async def reserve(self, hold: HoldRequest) -> ReservationRecord:
-        args = self.reserve_args(hold)
+        """:meth:`RedisLedger.reserve`: a script that was sent and got no answer raises
+        :class:`~litm.errors.ReserveUncertainError`."""
+        args, sent = self.reserve_args(hold), [False]
         try:
-            return self.reserve_reply(hold, await self._run("reserve", args))
+            reply, resent = await self._eval("reserve", args, sent)
         except LedgerUnavailableError as exc:
-            # redis.asyncio does not say whether the script left: only a failure to connect proves it did not.
-            if "connecting" in str(exc):
-                raise
-            raise uncertain(hold.key, exc) from None
+            if sent[0]:
+                raise uncertain(hold.key, exc) from None
+            raise
+        return self.reserve_reply(hold, reply, resent=resent)
 
     async def settle(self, key: str, cost: int, *, refund: bool = False) -> Settlement:
         check_micros(cost, "cost")
@@ -507,4 +522,5 @@ class AsyncRedisLedger(_Codec):
 
     async def aclose(self) -> None:
         with _guard(self.url):
+            await self._calls.aclose()
             await self._client.aclose()
