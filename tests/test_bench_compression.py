@@ -82,6 +82,33 @@ def test_compress_only_pairs_with_the_baseline_and_resumes(
     assert (out / "compress-scores.jsonl").stat().st_size > 0
 
 
+def test_compress_only_without_a_baseline_runs_the_originals_it_pairs_with(
+    tmp_path: Path, answers: dict[str, str]
+) -> None:
+    # A model with no committed full run (the 1.5B at k = 20): the compression run answers the original prompt
+    # at each compressed slot itself, the very rows (keys and prompts) a full run makes, and pairs with them.
+    compress = {"compress_arms": ("drop", "embed-edges"), "compress_ratios": (2.0,), "compress_slots": (1, 3)}
+    alone = run_bench(EdgeModel(answers), _base(**compress, compress_only=True), tmp_path / "alone", progress=False)
+    originals = [r for r in alone.rows if r["phase"] != "compress"]
+    assert sorted((r["phase"], r.get("slot", 0)) for r in originals) == (
+        [("closed", 0)] * 4 + [("oracle", 0)] * 4 + [("slot", 1)] * 4 + [("slot", 3)] * 4
+    )
+    full_dir = tmp_path / "full"
+    run_bench(EdgeModel(answers), _base(), full_dir, progress=False)
+    full = {r["key"]: r for r in (json.loads(x) for x in (full_dir / "bench.jsonl").open())}
+    assert all(r["prompt_sha"] == full[r["key"]]["prompt_sha"] for r in originals)
+    paired = run_bench(EdgeModel(answers), _base(**compress, compress_only=True, baseline=str(full_dir)),
+                       tmp_path / "paired", progress=False)  # fmt: skip
+    assert _untimed(compression_summary(alone.rows)) == _untimed(compression_summary(paired.rows, list(full.values())))
+
+
+def _untimed(value: object) -> object:
+    """A summary without its seconds (``compress_s``), which differ from run to run."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k != "compress_s"}
+    return value
+
+
 def test_multi_gold_designs_keep_every_gold_and_are_compared_by_em(tmp_path: Path) -> None:
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in _records()), encoding="utf-8")
@@ -132,11 +159,15 @@ def test_end_to_end_with_a_real_local_model(tmp_path: Path) -> None:
         likelihood="on",
     )  # fmt: skip
     run = run_bench(model, config, tmp_path, progress=False)
-    assert len(run.rows) == 4
-    for row in run.rows:
+    # No baseline: the two original prompts (slots 1 and 4) are answered too, then the four compressed ones.
+    original = {r["slot"]: r for r in run.rows if r["phase"] == "slot"}
+    compressed = [r for r in run.rows if r["phase"] == "compress"]
+    assert len(run.rows) == 6 and sorted(original) == [1, 4] and len(compressed) == 4
+    for row in compressed:
         # The budget is held in the model's own tokens, and the prompt the model read is shorter than the original.
         assert row["doc_tokens"] <= row["budget"] and row["likelihood"] < 0
-        assert row["input_tokens"] > 0 and row["scorer"] in ("retriever", "embed")
+        assert 0 < row["input_tokens"] < original[row["slot"]]["input_tokens"]
+        assert row["scorer"] in ("retriever", "embed")
 
 
 def test_a_question_missing_an_arm_is_left_out_of_the_summary() -> None:

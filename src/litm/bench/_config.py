@@ -62,8 +62,9 @@ class BenchConfig:
     compress_designs: tuple[str, ...] = ("middle", "early")
     #: The ``lm`` compression scorer's model (a local spec; ``local`` is the embedded model).
     compress_model: str = "local"
-    #: Run only the compression arms (no slot prompts, strategies, ablation or controls): the uncompressed
-    #: rows come from ``baseline``, a committed run of the same questions on the same model.
+    #: Run only the compression arms (no strategies or ablation): the uncompressed rows come from ``baseline``,
+    #: a committed run of the same questions on the same model, or, without one, only the original prompts
+    #: the compressed ones pair with are answered (:func:`~litm.bench._jobs.original_jobs`).
     compress_only: bool = False
     baseline: str | None = None
     #: The ``psc`` arm (:mod:`litm.bench._consistency`): permutation self-consistency with this many calls per

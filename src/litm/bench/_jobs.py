@@ -5,6 +5,8 @@ finished): the ``k`` final-slot prompts (gold passage in slot ``s``, run from ``
 consecutive prompts share the longest document prefix for the local KV cache), the anchor-ablation arms on
 the first ``ablation_questions``, and the closed-book and oracle controls. Stage 2 places the first
 ``direct_questions`` end to end with every strategy, ``profile`` driven by the other fold's measured profile.
+A compression-only run without a baseline answers only :func:`original_jobs`: the uncompressed prompts its
+compressed ones are paired with.
 
 Example:
     >>> from litm.bench._data import Passage, QAItem
@@ -27,7 +29,7 @@ from litm.bench._goldsets import goldset_jobs
 from litm.bench._rows import BenchRow
 from litm.placement import PositionProfile
 
-__all__ = ["Job", "stage1_jobs", "stage2_jobs"]
+__all__ = ["Job", "original_jobs", "stage1_jobs", "stage2_jobs"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,20 @@ class Job:
 def _docs_for(item: QAItem, k: int, gold_rank: int, order: Sequence[int]) -> list[Passage]:
     ranked = item.ranked(gold_rank, k)
     return [ranked[r - 1] for r in order]
+
+
+def _slot_job(item: QAItem, k: int, s: int) -> Job:
+    """The slot prompt: gold rank s in rank order = gold passage in final slot s, distractors in BM25 order."""
+    order = list(range(1, k + 1))
+    meta = {"phase": "slot", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": "plain"}
+    prompt = build_prompt(_docs_for(item, k, s, order), order, item.question)
+    return Job(f"slot|k={k}|q={item.qid}|s={s}", prompt, item, meta)
+
+
+def _controls(item: QAItem) -> Iterator[Job]:
+    """The closed-book prompt (no documents) and the oracle (the gold passage alone)."""
+    yield Job(f"closed|q={item.qid}", closed_book_prompt(item.question), item, {"phase": "closed"})
+    yield Job(f"oracle|q={item.qid}", build_prompt([item.gold], [1], item.question), item, {"phase": "oracle"})
 
 
 def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionProfile | None = None) -> Iterator[Job]:
@@ -66,11 +82,7 @@ def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionP
             continue
         for k in config.ks:
             none_order = list(range(1, k + 1))
-            for s in range(k, 0, -1):
-                # Gold rank s in rank order = gold passage in final slot s, distractors in BM25 order.
-                docs = _docs_for(item, k, s, none_order)
-                meta = {"phase": "slot", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": "plain"}
-                yield Job(f"slot|k={k}|q={item.qid}|s={s}", build_prompt(docs, none_order, item.question), item, meta)
+            yield from (_slot_job(item, k, s) for s in range(k, 0, -1))
             if i < config.ablation_questions:
                 for s in config.checkpoints(k, config.ablation_slots):
                     docs = _docs_for(item, k, s, none_order)
@@ -79,9 +91,33 @@ def stage1_jobs(items: Sequence[QAItem], config: BenchConfig, profile: PositionP
                         key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
                         yield Job(key, build_prompt(docs, none_order, item.question, arm), item, meta)
         if config.controls:
-            yield Job(f"closed|q={item.qid}", closed_book_prompt(item.question), item, {"phase": "closed"})
-            oracle = build_prompt([item.gold], [1], item.question)
-            yield Job(f"oracle|q={item.qid}", oracle, item, {"phase": "oracle"})
+            yield from _controls(item)
+
+
+def original_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
+    """The uncompressed prompts a compression-only run pairs with when it has no baseline: the slot prompt at
+    each compressed slot (a multi-gold question: the design prompt of each compressed design), and the
+    controls (closed book, gold alone) unless they are off. The keys and prompts are stage 1's own, so a full
+    run resumed in the same folder reuses these rows.
+
+    >>> from litm.bench._data import Passage, QAItem
+    >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
+    ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(4)))
+    >>> config = BenchConfig(ks=(5,), compress_arms=("embed",), compress_only=True, compress_slots=(1, 5))
+    >>> [job.key for job in original_jobs([item], config)]
+    ['slot|k=5|q=q1|s=5', 'slot|k=5|q=q1|s=1', 'closed|q=q1', 'oracle|q=q1']
+    """
+    for item in items:
+        for j, k in enumerate(config.ks):
+            if item.more_golds:
+                made = goldset_jobs(item, k, strategies=(), direct=False, controls=config.controls and j == 0)
+                for key, prompt, meta in made:
+                    if meta["phase"] != "design" or meta["design"] in config.compress_designs:
+                        yield Job(key, prompt, item, meta)
+                continue
+            yield from (_slot_job(item, k, s) for s in reversed(config.checkpoints(k, config.compress_slots)))
+        if config.controls and not item.more_golds:
+            yield from _controls(item)
 
 
 def stage2_jobs(items: Sequence[QAItem], config: BenchConfig, rows: Sequence[BenchRow]) -> Iterator[Job]:

@@ -237,7 +237,8 @@ def bench_cmd(
         "local", "--compress-model", help="The lm compression scorer's local model.", rich_help_panel=_COMPRESS
     ),
     compress_only: bool = typer.Option(
-        False, "--compress-only", help="Only the compression arms; the uncompressed rows come from --baseline.",
+        False, "--compress-only",
+        help="Only the compression arms; the uncompressed rows come from --baseline, or only those paired are run.",
         rich_help_panel=_COMPRESS,
     ),
     baseline: Path | None = typer.Option(
