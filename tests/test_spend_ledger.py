@@ -216,6 +216,34 @@ def test_status_of_some_scopes_is_those_rows_of_the_whole_status(make_ledger: Ma
     assert some == ledger.status(["user:42", "project:acme"]) and every == whole
 
 
+def test_a_redis_settlement_carries_its_chains_counters_as_it_left_them(make_ledger: MakeLedger) -> None:
+    # The gateway's x-litm-remaining-* headers come from here on Redis (one round trip fewer per request): they
+    # must be exactly what status(chain) reads right after the settlement, sync and async, and only then.
+    ledger, clock = setup(make_ledger)
+    ledger.set_limit("team:x", "daily", 300)
+    chain = ("team:x", "user:42")
+    ledger.reserve(hold("a", 100, chain=chain))
+    ledger.reserve(hold("b", 40))
+    first = ledger.settle("a", 60)
+    after = tuple(ledger.status(list(chain)))
+    assert first.status in ((), after)  # SQLite leaves it to status()
+    redis = not isinstance(ledger, SQLiteLedger)
+    assert bool(first.status) is redis and not ledger.settle("a", 60).status  # a replay reads nothing
+    if redis:
+        assert {c.scope for c in first.status} == set(chain)
+
+        async def through_the_async_view() -> tuple[object, object]:
+            view = ledger.asynchronous()  # type: ignore[attr-defined]
+            try:
+                clock.advance(1.0)
+                return await view.settle("b", 10), ledger.status(list(CHAIN))
+            finally:
+                await view.aclose()
+
+        settled, status = asyncio.run(through_the_async_view())
+        assert settled.status == tuple(status)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(
     "bad",
     [

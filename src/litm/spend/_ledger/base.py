@@ -105,6 +105,9 @@ class Settlement:
     ``replayed``: this key was already settled, nothing changed (``cost`` is the first settle's).
     ``late``: the lease had expired and been charged in full; the charge moved to ``cost``.
     ``over_hold``: the reported cost is above the hold; it is recorded in full, never clipped.
+    ``status``: the counters of the reservation's chain as this settlement left them (as ``status(chain)``
+    would give them), where the ledger reads them in the same step (the Redis ledger does, saving a round
+    trip); empty otherwise, and on a replay.
     """
 
     key: str
@@ -114,6 +117,7 @@ class Settlement:
     over_hold: bool = False
     late: bool = False
     replayed: bool = False
+    status: tuple[CounterStatus, ...] = ()
 
     @property
     def refunded(self) -> int:

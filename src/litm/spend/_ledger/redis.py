@@ -203,7 +203,9 @@ class _Codec:
         if tag == "unknown":
             raise ReservationError(f"unknown reservation key {key!r}")
         rec = _record(key, reply[1])
-        return Settlement(key, rec.state, rec.amount, rec.charged, rec.over_hold, rec.late, replayed=tag == "replay")
+        status = tuple(_statuses(reply[2])) if len(reply) > 2 else ()
+        return Settlement(key, rec.state, rec.amount, rec.charged, rec.over_hold, rec.late, replayed=tag == "replay",
+                          status=status)  # fmt: skip
 
 
 @contextmanager

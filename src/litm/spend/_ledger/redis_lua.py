@@ -60,17 +60,40 @@ local function wid(window, now)
   return string.format('m%04d-%02d', y, m)
 end
 
--- The limits of the scopes ARGV[first..] in one HMGET: the windows' ids at now, the fields asked
+-- The limits of the list of scopes in one HMGET: the windows' ids at now, the fields asked
 -- (scope|window for each window of each scope, in that order) and the limits found for them (false: none).
 local WINDOWS = {'total', 'daily', 'monthly'}
-local function chain_limits(first, now)
+local function chain_limits(scopes, now)
   local wids = {total = 'total', daily = wid('daily', now), monthly = wid('monthly', now)}
   local fields = {}
-  for i = first, #ARGV do
-    for _, window in ipairs(WINDOWS) do fields[#fields + 1] = ARGV[i] .. '|' .. window end
+  for _, scope in ipairs(scopes) do
+    for _, window in ipairs(WINDOWS) do fields[#fields + 1] = scope .. '|' .. window end
   end
   if #fields == 0 then return wids, fields, {} end
   return wids, fields, redis.call('HMGET', K_LIM, unpack(fields))
+end
+
+-- The current window of each limit of the scopes: {scope, window, wid, limit, settled, held} rows, one HMGET
+-- of their limits and one of those counters, whatever the number of scopes and counters in the ledger.
+local function chain_status(scopes, now)
+  local wids, fields, limits = chain_limits(scopes, now)
+  local found, wanted = {}, {}
+  for n = 1, #fields do
+    if limits[n] then
+      local window = WINDOWS[(n - 1) % 3 + 1]
+      local name = fields[n] .. '|' .. wids[window]
+      found[#found + 1] = {scopes[1 + math.floor((n - 1) / 3)], window, wids[window], limits[n]}
+      wanted[#wanted + 1] = name .. '|s'
+      wanted[#wanted + 1] = name .. '|h'
+    end
+  end
+  if #found == 0 then return {} end
+  local got = redis.call('HMGET', K_CNT, unpack(wanted))
+  local out = {}
+  for b, f in ipairs(found) do
+    out[#out + 1] = {f[1], f[2], f[3], f[4], got[2 * b - 1] or '0', got[2 * b] or '0'}
+  end
+  return out
 end
 
 local RECORD = '^2' .. string.rep('\t([^\t]*)', 11) .. '\t(.*)$'
@@ -147,7 +170,7 @@ local function replayed()
 end
 -- One HMGET for every limit the chain could have, one for the counters of those that exist.
 local windows = WINDOWS
-local wids, fields, limits = chain_limits(9, now)
+local wids, fields, limits = chain_limits({unpack(ARGV, 9)}, now)
 local booked, wanted, found = {}, {}, {}
 for n = 1, #fields do
   if limits[n] then
@@ -187,6 +210,7 @@ return {'ok', created, deadline, names}
 """
 
 # ARGV: key, cost, refund (0|1), now|''
+# Reply: {'ok', record, status rows of the record's chain (as STATUS)}, {'replay', record} or {'unknown'}.
 SETTLE = PRELUDE + r"""
 local key, cost = ARGV[1], tonumber(ARGV[2])
 local now = clock(ARGV[4])
@@ -212,7 +236,10 @@ if cost > amount then rec.o = '1' end
 raw = dump(rec)
 redis.call('HSET', K_RES, key, raw)
 redis.call('ZREM', K_LEASE, key)
-return {'ok', raw}
+-- The chain's counters as this settlement left them: what a gateway reports as left, without another call.
+local chain = {}
+for scope in string.gmatch(rec.ch, '[^,]+') do chain[#chain + 1] = scope end
+return {'ok', raw, chain_status(chain, now)}
 """
 
 # ARGV: now|'', batch
@@ -254,26 +281,7 @@ local now = clock(ARGV[1])
 return {ts(now), wid('daily', now), wid('monthly', now)}
 """
 
-# The current window of each limit of the scopes ARGV[2..]: one HMGET of their limits and one of those
-# counters, whatever the number of scopes and counters in the ledger (what a caller asks per request).
+# The current window of each limit of the scopes ARGV[2..] (what a caller asks per request).
 STATUS = PRELUDE + r"""
-local now = clock(ARGV[1])
-local wids, fields, limits = chain_limits(2, now)
-local found, wanted = {}, {}
-for n = 1, #fields do
-  if limits[n] then
-    local window = WINDOWS[(n - 1) % 3 + 1]
-    local name = fields[n] .. '|' .. wids[window]
-    found[#found + 1] = {ARGV[2 + math.floor((n - 1) / 3)], window, wids[window], limits[n]}
-    wanted[#wanted + 1] = name .. '|s'
-    wanted[#wanted + 1] = name .. '|h'
-  end
-end
-if #found == 0 then return {} end
-local got = redis.call('HMGET', K_CNT, unpack(wanted))
-local out = {}
-for b, f in ipairs(found) do
-  out[#out + 1] = {f[1], f[2], f[3], f[4], got[2 * b - 1] or '0', got[2 * b] or '0'}
-end
-return out
+return chain_status({unpack(ARGV, 2)}, clock(ARGV[1]))
 """
