@@ -59,6 +59,7 @@ def test_every_option_is_also_an_environment_variable() -> None:
         ({"server": {"port": "80"}}, {}, "server.port: expected an integer"),
         ({"server": {"port": 0}}, {}, "port must be 1-65535"),
         ({"server": {"graceful_timeout_s": -1}}, {}, "graceful_timeout_s must be"),
+        ({"server": {"keep_alive_s": 0}}, {}, "keep_alive_s must be"),
         ({"server": {"http": "h2"}}, {}, "server.http: expected one of auto, httptools, h11"),
         ({}, {"LITM_SERVE__SERVER__LOOP": "trio"}, "server.loop: expected one of auto, uvloop, asyncio"),
         ({"ledger": {"socket_timeout_s": 0}}, {}, "ledger.socket_timeout_s must be"),
@@ -141,7 +142,7 @@ def test_litm_serve_refuses_a_bad_file_in_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         "litm: error: unknown option server.prot (expected one of: access_log, admin_key_env, "
-        "graceful_timeout_s, host, http, log_level, loop, max_body_bytes, port, workers)"
+        "graceful_timeout_s, host, http, keep_alive_s, log_level, loop, max_body_bytes, port, workers)"
     ]
     assert issubclass(GatewayConfigError, LitmError)
 

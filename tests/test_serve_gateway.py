@@ -503,3 +503,45 @@ def test_sigterm_lets_a_stream_in_flight_finish_and_settle(gw: Env, tmp_path: Pa
     # Settled at the stream's usage (not charged its full hold), nothing left held.
     assert after[1] - before[1] == _cost("gpt-4o-mini", "openai", {"prompt_tokens": INPUT, "completion_tokens": 5})
     assert after[2] == 0
+
+
+def _get_twice(url: str, idle_s: float) -> bytes:
+    """Two GET /healthz on one kept-alive connection, ``idle_s`` apart; what the server sent for the second."""
+    host, port = url.removeprefix("http://").split(":")
+    request = f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        assert _response(sock).startswith(b"HTTP/1.1 200")
+        time.sleep(idle_s)
+        try:
+            sock.sendall(request)
+            return _response(sock)
+        except ConnectionError:
+            return b""
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One whole response (head and Content-Length body) read off ``sock``; b'' when the server closed it."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return got
+        got += chunk
+    head, _, body = got.partition(b"\r\n\r\n")
+    fields = dict(line.lower().split(b":", 1) for line in head.split(b"\r\n")[1:])
+    while len(body) < int(fields[b"content-length"]):
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def test_an_idle_connection_outlives_the_5_s_a_client_pool_keeps_it(gw: Env, tmp_path: Path) -> None:
+    # httpx (so the OpenAI and Anthropic SDKs) reuses a pooled connection for up to 5 s; a server closing it at
+    # 5 s, uvicorn's default, races the client's next request, which is then lost (a ReadError, no answer).
+    assert _get_twice(gw.url, 5.5).startswith(b"HTTP/1.1 200")  # the default, 75 s
+    port = free_port()
+    env = {"TEST_OPENAI_SECRET": OPENAI_SECRET, "TEST_ANTHROPIC_SECRET": ANTHROPIC_SECRET, "TEST_ADMIN_KEY": ADMIN_KEY,
+           "LITM_SERVE__SERVER__KEEP_ALIVE_S": "1"}  # fmt: skip
+    with GatewayProcess(gw.config, tmp_path / "short.log", env, port, ("--port", str(port), "--workers", "1")) as one:
+        assert _get_twice(one.url, 0.2).startswith(b"HTTP/1.1 200")
+        assert _get_twice(one.url, 2.0) == b""  # the option reaches uvicorn: closed after 1 s idle

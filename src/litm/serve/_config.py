@@ -71,6 +71,10 @@ class ServerOptions:
     log_level: str = "info"
     access_log: bool = True
     graceful_timeout_s: float = 30.0
+    #: How long an idle client connection stays open. Longer than the pools of common clients keep one (httpx,
+    #: and so the OpenAI and Anthropic SDKs: 5 s; aiohttp: 15 s): at uvicorn's 5 s a client reusing a connection
+    #: just as the server closes it gets a dropped request, not an answer. 75 s is nginx's and gunicorn's default.
+    keep_alive_s: float = 75.0
     admin_key_env: str = ""
     #: uvicorn's HTTP parser and event loop: ``auto`` takes httptools and uvloop (the ``serve`` extra installs
     #: both; they cut the added latency, docs/results/gateway-latency), ``h11`` / ``asyncio`` the pure-Python ones.
@@ -324,6 +328,8 @@ def config_from_mapping(raw: Mapping[str, object], *, env: Mapping[str, str] | N
     for what, value, allowed in (("http", server.http, _HTTP), ("loop", server.loop, _LOOPS)):
         if value not in allowed:
             raise GatewayConfigError(f"server.{what}: expected one of {', '.join(allowed)}, got {value!r}")
+    if not 1 <= server.keep_alive_s <= 3600:
+        raise GatewayConfigError(f"server.keep_alive_s must be 1 to 3600 seconds, got {server.keep_alive_s}")
     if not 0 <= server.graceful_timeout_s <= 86400:
         grace = server.graceful_timeout_s
         raise GatewayConfigError(f"server.graceful_timeout_s must be 0 to 86400 seconds, got {grace}")

@@ -46,7 +46,7 @@ def serve(config_path: str | Path | None, *, host: str | None = None, port: int 
     try:
         uvicorn.run("litm.serve._app:create_app_from_env", factory=True, host=s.host, port=s.port,
                     workers=s.workers, log_level=s.log_level, access_log=False, http=s.http, loop=s.loop,
-                    log_config=uvicorn_log_config(s.log_level),
+                    log_config=uvicorn_log_config(s.log_level), timeout_keep_alive=math.ceil(s.keep_alive_s),
                     timeout_graceful_shutdown=math.ceil(s.graceful_timeout_s), server_header=False)  # fmt: skip
     finally:
         if made:
