@@ -183,11 +183,9 @@ class RedisKeyStore:
         loop, calls = asyncio.get_running_loop(), self._acalls
         if calls is None or self._aloop is not loop:
             import redis.asyncio
-            import redis.asyncio.retry
-            import redis.backoff
 
-            retry = redis.asyncio.retry.Retry(redis.backoff.ExponentialBackoff(cap=0.1, base=0.01), 1)
-            self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True, retry=retry,
+            # Only its connection pool is used: AsyncConnections sends the command and resends it once itself.
+            self._aclient = redis.asyncio.Redis.from_url(self.url, decode_responses=True,
                                                          socket_timeout=self._timeout_s,
                                                          socket_connect_timeout=self._timeout_s)
             self._acalls = calls = AsyncConnections(self._aclient)
