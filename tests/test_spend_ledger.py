@@ -597,3 +597,49 @@ def test_text_fields_with_control_characters_are_refused(make_ledger: MakeLedger
     ledger, _ = setup(make_ledger)
     with pytest.raises(SpendRequestError, match="without tabs"):
         ledger.reserve(HoldRequest("k", CHAIN, 10, 60.0, model="gpt\t4o"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_async_redis_ledger_never_sends_on_a_connection_the_server_closed(
+    loop: str, private_redis: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gateway runs on uvloop. Its idle connections go stale when Redis restarts: a write on one used to
+    # count as sent (so a reserve came back "uncertain" although Redis never read it), and uvloop refuses a
+    # write on a transport it closed between the call's start and its write with a RuntimeError (a 500).
+    import redis
+    import uvloop
+
+    from litm.spend import RedisLedger
+    from litm.spend._ledger import redis_conn
+
+    url = private_redis.url  # type: ignore[attr-defined]
+    admin = redis.Redis.from_url(url)
+    ledger = RedisLedger(url, namespace="stale")
+    ledger.set_limit("p", "total", 1000)
+
+    async def scenario() -> None:
+        view = ledger.asynchronous()
+        await asyncio.gather(*(view.reserve(HoldRequest(f"a{i}", ("p",), 10, 60.0)) for i in range(3)))
+        idle = view._calls._idle  # type: ignore[attr-defined]
+        assert len(idle) >= 2
+        admin.client_kill_filter(_type="normal", skipme=True)  # the server hangs up on every idle connection
+        await asyncio.sleep(0.2)
+        record = await view.reserve(HoldRequest("b", ("p",), 20, 60.0))
+        assert record.state == "held" and not record.replayed
+        # A reset lands after the call took its idle connection but before its write (under Python 3.11 the
+        # write waits for a later turn of the loop): the check is skipped to put the reset in that gap.
+        await asyncio.gather(*(view.reserve(HoldRequest(f"c{i}", ("p",), 10, 60.0)) for i in range(2)))
+        idle[-1]._writer.transport.abort()
+        for _ in range(3):
+            await asyncio.sleep(0)  # the loop closes the transport
+        monkeypatch.setattr(redis_conn, "_closed", lambda conn: False)
+        assert (await view.reserve(HoldRequest("d", ("p",), 30, 60.0))).state == "held"
+        await view.aclose()
+
+    if loop == "uvloop":
+        uvloop.run(scenario())
+    else:
+        asyncio.run(scenario())
+    assert ledger.counters()["p|total|total"] == (3 * 10 + 20 + 2 * 10 + 30, 0) and ledger.verify() == []
+    ledger.close()

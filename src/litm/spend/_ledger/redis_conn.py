@@ -35,9 +35,19 @@ class AsyncConnections:
         (``ResponseError``) is raised as it is; the connection stays usable."""
         resent = False
         while True:
-            conn = self._idle.pop() if self._idle else self._pool.make_connection()
+            conn = await self._take()
             try:
-                await conn.send_command(*args, check_health=False)
+                if not conn.is_connected:
+                    await conn.connect()
+                transport = conn._writer.transport
+                try:
+                    await conn.send_command(*args, check_health=False)
+                except RuntimeError as exc:
+                    # uvloop refuses to write on a transport it has closed (the server reset the
+                    # connection while this call waited for its turn): nothing was sent, as for an OSError.
+                    if not transport.is_closing():
+                        raise
+                    raise _never_written(exc) from exc
                 if sent is not None:
                     sent[0] = True
                 reply = await conn.read_response()
@@ -56,6 +66,16 @@ class AsyncConnections:
                 await self._release(conn)
                 return reply, resent
 
+    async def _take(self) -> Any:
+        """An idle connection the server has not hung up on, else a new one: a write on a connection the
+        server closed while it sat idle would count as sent although Redis never read it."""
+        while self._idle:
+            conn = self._idle.pop()
+            if not _closed(conn):
+                return conn
+            await conn.disconnect(nowait=True)
+        return self._pool.make_connection()
+
     async def _release(self, conn: Any) -> None:
         if len(self._idle) < self._max_idle:
             self._idle.append(conn)
@@ -67,3 +87,18 @@ class AsyncConnections:
         idle, self._idle = self._idle, []
         for conn in idle:
             await conn.disconnect()
+
+
+def _closed(conn: Any) -> bool:
+    """Whether the server hung up on ``conn`` (end of stream read) or its transport is closed."""
+    reader, writer = getattr(conn, "_reader", None), getattr(conn, "_writer", None)
+    if reader is not None and reader.at_eof():
+        return True
+    return writer is not None and writer.transport.is_closing()
+
+
+def _never_written(exc: BaseException) -> Exception:
+    """``exc`` as the client's ConnectionError, so the caller's "never sent" path handles it."""
+    import redis.exceptions
+
+    return redis.exceptions.ConnectionError(f"connection closed before the command was written ({exc})")
