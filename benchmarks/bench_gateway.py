@@ -506,7 +506,21 @@ def run_faults(args: argparse.Namespace) -> dict[str, Any]:
         for proc in reversed(procs):
             _stop(proc)
         redis.stop()
-    return _faults_report(args, outcomes, faults, monitor, stand, rows, limits, mismatches, wall, rss)
+    report = _faults_report(args, outcomes, faults, monitor, stand, rows, limits, mismatches, wall, rss)
+    # A 500 is a defect of the gateway's own: its log line (type and message) says where to look.
+    report["gateway_defects"] = [line for n in range(args.instances) for line in _defects(tmp / f"gateway-{n}.log")]
+    return report
+
+
+def _defects(log: Path) -> list[str]:
+    """The messages of a gateway log's ``request ... failed`` lines (the 500s), at most 10."""
+    out = []
+    for line in log.read_text(errors="replace").splitlines():
+        with contextlib.suppress(ValueError, AttributeError):
+            msg = str(json.loads(line).get("msg", ""))
+            if msg.startswith("request to ") and " failed: " in msg:
+                out.append(msg)
+    return out[:10]
 
 
 def _faults_report(args: argparse.Namespace, outcomes: list[Outcome], faults: dict[str, Any], monitor: Monitor,

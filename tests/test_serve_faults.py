@@ -13,6 +13,7 @@ the leases and a sweep nothing is held and the ledger's log sums to its counters
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -37,7 +38,8 @@ def test_two_gateways_under_load_with_a_killed_worker_and_a_redis_restart_never_
     result = json.loads((tmp_path / "results.json").read_text()) if (tmp_path / "results.json").exists() else None
     assert result is not None, run.stdout[-3000:] + run.stderr[-3000:]
     failed = [name for name, ok in result["checks"].items() if not ok]
-    assert not failed and result["ok"] and run.returncode == 0, (failed, json.dumps(result, indent=1)[:4000])
+    why = {"failed": failed, "answers": result["answers"], "gateway_defects": result["gateway_defects"]}
+    assert not failed and result["ok"] and run.returncode == 0, (why, json.dumps(result, indent=1)[:4000])
     # The same facts, read from the raw numbers rather than the summary flags:
     assert result["requests"] == 300 and result["monitor"]["reads"] > 10 and not result["monitor"]["violations"]
     assert result["upstream"]["over_budget"] == 0 and result["upstream"]["received"] > 0
@@ -52,4 +54,25 @@ def test_two_gateways_under_load_with_a_killed_worker_and_a_redis_restart_never_
     assert any(label.startswith("503") for label in answers), answers
     assert not result["untyped_outside_the_killed_worker"] and not result["ledger_mismatches"]
     assert result["faults"]["worker_killed"]["pid"] and "redis_restarted" in result["faults"]
+    assert result["gateway_defects"] == []
     assert (tmp_path / "results.md").read_text().startswith("# Gateway benchmark (faults)")
+
+
+def test_the_faults_report_quotes_the_gateways_500_lines(tmp_path: Path) -> None:
+    # A failed faults run must say which defect answered 500: the report quotes the gateway log's lines.
+    spec = importlib.util.spec_from_file_location("bench_gateway", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up while they are made
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        del sys.modules[spec.name]
+    log = tmp_path / "gateway-0.log"
+    defect = "request to /v1/responses failed: RuntimeError: the handler is closed"
+    log.write_text("\n".join([
+        json.dumps({"level": "warning", "logger": "litm.spend", "msg": "call gw-1 stream client closed"}),
+        json.dumps({"level": "error", "logger": "litm.serve", "msg": defect}),
+        "not json",
+    ]))  # fmt: skip
+    assert bench._defects(log) == [defect]
