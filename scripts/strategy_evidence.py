@@ -80,19 +80,26 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+def _copies_last(summary: Path) -> tuple[int, str]:
+    """Sort key: a copy keeps its original's ``run.json`` resumes and adds its own, so the original comes first."""
+    run = summary.parent / "run.json"
+    resumes = _read(run).get("resumes") if run.exists() else None
+    return (len(resumes) if isinstance(resumes, list) else 0, summary.parent.name)
+
+
 def gains(results: Path = RESULTS) -> list[Gain]:
     """Every strategy gain over rank order in the bench summaries under ``results``, run by run."""
     out: list[Gain] = []
     seen: set[tuple[object, ...]] = set()
-    for path in sorted(results.glob("*/bench-summary.json")):
+    for path in sorted(results.glob("*/bench-summary.json"), key=_copies_last):
         for g in _run_gains(path.parent.name, _read(path)):
             # A run that copies another to add arms (cp -r, then --resume) carries the same strategy rows: count
-            # each measured cell once, under the first run that has it.
+            # each measured cell once, under the run it was copied from.
             cell = (g.model, g.data, g.k, g.questions, g.metric, g.strategy, g.gain, g.lo, g.hi)
             if cell not in seen:
                 seen.add(cell)
                 out.append(g)
-    return out
+    return sorted(out, key=lambda g: g.run)  # stable: each run's cells keep their order
 
 
 def _run_gains(run: str, summary: Mapping[str, Any]) -> Iterator[Gain]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from litm.bench._analysis import (
+    ablation_cells,
     ablation_vs_plain,
     dead_zone_test,
     derived_cells,
@@ -205,8 +206,29 @@ def test_ablation_arms_are_compared_with_plain_on_the_same_prompts() -> None:
                 {"phase": "ablation", "k": 4, "qid": q, "slot": slot, "arm": a, "hit": h} for a, h in arms.items()
             ]
     paired = ablation_vs_plain(rows, 4)
-    assert paired["plain-both"] == {"pairs": 20, "better": 0, "worse": 8, "p_value": 0.00781}
+    assert paired["plain-both"] == {"pairs": 20, "better": 0, "worse": 8, "p_value": 0.00781, "diff": -0.4,
+                                    "lo": -0.6, "hi": -0.2}  # fmt: skip
     assert paired["anchored"]["better"] == 1 and paired["anchored"]["worse"] == 0
     assert paired["anchored"]["p_value"] == 1.0 and paired["anchored-both"]["p_value"] == 1.0
     text = summary_markdown(summarize(rows))
-    assert "`plain-both` right where plain missed 0, missed where plain was right 8, p = 0.0078" in text
+    assert ("`plain-both` -0.40 [-0.60, -0.20] on 20 prompts, right where plain missed 0, missed where plain "
+            "was right 8, p = 0.0078") in text
+
+
+def test_an_arm_added_at_more_slots_is_compared_with_plain_wherever_it_ran() -> None:
+    # A copied run has "default" at slot 2 only; "late" was added on top at slots 1 and 2. Slot 1 must not be
+    # dropped for lacking "default", and slot 2 still needs both arms (a question stopped mid-way is left out).
+    rows = _slot_rows({q: [q <= 5, q <= 2, False] for q in range(1, 11)}, 3)
+    rows += [{"phase": "ablation", "k": 3, "qid": q, "slot": 2, "arm": "default", "hit": q <= 3} for q in range(1, 11)]
+    rows += [{"phase": "ablation", "k": 3, "qid": q, "slot": s, "arm": "late", "hit": True}
+             for q in range(1, 11) for s in (1, 2) if (q, s) != (10, 2)]  # fmt: skip
+    paired = ablation_vs_plain(rows, 3)
+    assert paired["late"]["pairs"] == 19 and paired["late"]["better"] == 5 + 7
+    assert paired["default"]["pairs"] == 9 and paired["default"]["better"] == 1
+    cells = ablation_cells(rows, 3)
+    assert cells["late"][1].n == 10 and cells["late"][2].n == 9 and 1 not in cells["default"]
+    assert "likelihood" not in paired["late"]  # the slot rows were not scored: no likelihood difference
+    for r in rows:
+        r["likelihood"] = -2.5 if r.get("arm") == "late" else -2.0
+    mean, lo, hi = ablation_vs_plain(rows, 3)["late"]["likelihood"]
+    assert mean == -0.5 and lo == hi == -0.5

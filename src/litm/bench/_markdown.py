@@ -140,17 +140,26 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
         paired = s.get("ablation_vs_plain") or {}
         if paired:
             out += [
-                f"Paired against `plain` on the same {next(iter(paired.values()))['pairs']} prompts (question, slot), "
-                "exact McNemar: "
+                "Paired against `plain` on the same prompts (question, slot): accuracy difference with its paired "
+                "95% interval, and exact McNemar: "
                 + "; ".join(
-                    f"`{arm}` right where plain missed {v['better']}, missed where plain was right {v['worse']}, "
-                    f"p = {v['p_value']:.2g}"
+                    f"`{arm}`{_diff_text(v)} on {v['pairs']} prompts, right where plain missed {v['better']}, "
+                    f"missed where plain was right {v['worse']}, p = {v['p_value']:.2g}"
                     for arm, v in paired.items()
                 )
                 + ".",
                 "",
             ]
     return out
+
+
+def _diff_text(v: Mapping[str, Any]) -> str:
+    # A summary written before the interval was part of it has none.
+    text = f" {v['diff']:+.2f} [{v['lo']:+.2f}, {v['hi']:+.2f}]" if "diff" in v else ""
+    if v.get("likelihood"):
+        mean, lo, hi = v["likelihood"]
+        text += f" (gold-answer likelihood {mean:+.3f} [{lo:+.3f}, {hi:+.3f}])"
+    return text
 
 
 def _paired_text(name: str, v: Mapping[str, Any]) -> str:

@@ -145,7 +145,7 @@ def _bench_k(k: str, s: Mapping[str, Any], d: Path) -> str:
             parts.append(
                 "<p>Paired against plain (same question and slot), exact McNemar: "
                 + "; ".join(
-                    f"{esc(a)}: {v['better']} better, {v['worse']} worse, p = {v['p_value']:.2g}"
+                    f"{esc(a)}: {v['better']} better, {v['worse']} worse of {v['pairs']}, p = {v['p_value']:.2g}"
                     for a, v in paired.items()
                 )
                 + "</p>"
