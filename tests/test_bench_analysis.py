@@ -232,3 +232,16 @@ def test_an_arm_added_at_more_slots_is_compared_with_plain_wherever_it_ran() -> 
         r["likelihood"] = -2.5 if r.get("arm") == "late" else -2.0
     mean, lo, hi = ablation_vs_plain(rows, 3)["late"]["likelihood"]
     assert mean == -0.5 and lo == hi == -0.5
+
+
+def test_anchor_element_arms_are_also_paired_with_the_full_default() -> None:
+    rows = _slot_rows({q: [False, False, False] for q in range(1, 11)}, 3)
+    for q in range(1, 11):
+        arms = {"default": q <= 2, "minimal": q <= 6, "bracket": True, "default-recap": q <= 2}
+        rows += [{"phase": "ablation", "k": 3, "qid": q, "slot": 2, "arm": a, "hit": h} for a, h in arms.items()]
+    versus = ablation_vs_plain(rows, 3, base="default")
+    assert set(versus) == {"minimal", "default-recap"}  # bracket is another style, not an element of the default
+    assert versus["minimal"]["better"] == 4 and versus["minimal"]["worse"] == 0 and versus["minimal"]["diff"] == 0.4
+    assert versus["default-recap"]["better"] == versus["default-recap"]["worse"] == 0
+    text = summary_markdown(summarize(rows))
+    assert "Each anchor element against the full `default`" in text and "`minimal` +0.40 [" in text

@@ -172,3 +172,14 @@ def test_hotpotqa_on_the_embedded_model(tmp_path: Path) -> None:
     s = goldset_summary(run.rows)["by_k"]["4"]
     assert s["questions"] == 1 and set(s["designs"]) == {"early", "middle", "split", "late"}
     assert "bm25" in run.settings["data"] and run.settings["identity"]["retriever"] == "bm25"
+
+
+def test_anchor_element_arms_are_paired_with_the_full_default(tmp_path: Path, data_file: Path) -> None:
+    config = _config(data_file, ablation_arms=("default", "bracket", "minimal", "default-recap"))
+    run = run_bench(TwoEdgesModel(_records()), config, tmp_path / "out", progress=False)
+    arms = goldset_summary(run.rows)["by_k"][str(K)]["arms"]["middle"]
+    assert set(arms["vs_default"]) == {"minimal", "default-recap"}  # bracket is a style of its own
+    assert arms["vs_default"]["minimal"]["em"]["diff"] == 0.0
+    refresh_outputs(tmp_path / "out", plots=False)
+    md = (tmp_path / "out" / "bench-summary.md").read_text(encoding="utf-8")
+    assert "- minimal minus default: EM +0.000" in md

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from litm.bench._design import ANCHOR_ELEMENT_ARMS
 from litm.bench._rows import Rows
 from litm.eval._stats import Cell, bootstrap_mean_ci, mcnemar_exact, mean_ci, round_p
 
@@ -51,8 +52,11 @@ def _ablation_pairs(rows: Rows, k: int) -> dict[tuple[str, int], dict[str, bool]
     return {key: {arm: bool(r["hit"]) for arm, r in got.items()} for key, got in _ablation_rows(rows, k).items()}
 
 
-def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, object]]:
+def ablation_vs_plain(rows: Rows, k: int, base: str = "plain") -> dict[str, dict[str, object]]:
     """Each ablation arm against the plain prompt on the same question and slot: discordant pairs, exact McNemar.
+
+    ``base`` names another arm to compare with instead (``"default"``: the anchor-element arms against the full
+    default anchors); the arms compared are then the anchor-element arms run beside it.
 
     Pairing removes the question-to-question spread that dominates small samples: only prompts where exactly
     one of the two arms answered carry information about the arm. ``diff`` is the arm's accuracy minus plain's
@@ -61,9 +65,14 @@ def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, object]]:
     95% interval.
     """
     pairs = _ablation_rows(rows, k)
+    arms = sorted({a for got in pairs.values() for a in got} - {base})
+    if base != "plain":
+        arms = [a for a in arms if a in ANCHOR_ELEMENT_ARMS]
     out: dict[str, dict[str, object]] = {}
-    for arm in sorted({a for got in pairs.values() for a in got} - {"plain"}):
-        mine = [(bool(got[arm]["hit"]), bool(got["plain"]["hit"])) for got in pairs.values() if arm in got]
+    for arm in arms:
+        mine = [(bool(got[arm]["hit"]), bool(got[base]["hit"])) for got in pairs.values() if arm in got and base in got]
+        if not mine:
+            continue
         better = sum(a and not p for a, p in mine)
         worse = sum(p and not a for a, p in mine)
         lo, hi = bootstrap_mean_ci([float(a) - float(p) for a, p in mine])
@@ -76,7 +85,8 @@ def ablation_vs_plain(rows: Rows, k: int) -> dict[str, dict[str, object]]:
             "lo": lo,
             "hi": hi,
         }
-        scored = [(got[arm].get("likelihood"), got["plain"].get("likelihood")) for got in pairs.values() if arm in got]
+        scored = [(got[arm].get("likelihood"), got[base].get("likelihood"))
+                  for got in pairs.values() if arm in got and base in got]  # fmt: skip
         if all(a is not None and p is not None for a, p in scored):
             out[arm]["likelihood"] = list(mean_ci([float(a) - float(p) for a, p in scored]))  # type: ignore[arg-type]
     return out

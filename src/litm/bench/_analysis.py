@@ -359,6 +359,7 @@ def summarize(rows: Rows, settings: Mapping[str, Any] | None = None) -> dict[str
                 arm: {str(s): c.to_dict() for s, c in v.items()} for arm, v in ablation_cells(rows, k).items()
             },
             "ablation_vs_plain": ablation_vs_plain(rows, k),
+            "ablation_vs_default": ablation_vs_plain(rows, k, base="default"),
             "closed_book": _phase_cell(rows, "closed", qids).to_dict(),
             "oracle": _phase_cell(rows, "oracle", qids).to_dict(),
             "profiles": {str(f): [round(w, 4) for w in p.slot_weights(k)] for f, p in profiles.items()},

@@ -34,6 +34,7 @@ from typing import Any
 
 from litm.bench._data import Passage, QAItem
 from litm.bench._design import (
+    ANCHOR_ELEMENT_ARMS,
     GOLD_DESIGNS,
     MULTIHOP_INSTRUCTION,
     arrangement,
@@ -189,11 +190,16 @@ def goldset_summary(rows: Rows) -> dict[str, object]:
             plain = {m: {"plain": designs[m].get(design, {})} for m in METRICS}
             both = {m: {**plain[m], **ab[m]} for m in METRICS}
             aq = _complete(both, ["plain", *ab["em"]])
-            arms[design] = {
+            block: dict[str, object] = {
                 "questions": len(aq),
                 "table": _table(both, aq),
                 "vs_plain": {a: _paired(both, a, "plain", aq) for a in sorted(ab["em"])},
             }
+            # The anchor-element arms (one element of the default removed or added) against the full default.
+            variants = [a for a in sorted(ab["em"]) if a in ANCHOR_ELEMENT_ARMS]
+            if "default" in ab["em"] and variants:
+                block["vs_default"] = {a: _paired(both, a, "default", aq) for a in variants}
+            arms[design] = block
         if arms:
             entry["arms"] = arms
         entry["kinds"] = _kinds(rows, k, qids)
@@ -265,6 +271,8 @@ def goldset_markdown(summary: Mapping[str, Any]) -> list[str]:
             lines += [*_rows_md("arm", a["table"], list(a["table"])), ""]
             for n, v in a["vs_plain"].items():
                 lines.append(_diffs(f"{n} minus plain", v))
+            for n, v in a.get("vs_default", {}).items():
+                lines.append(_diffs(f"{n} minus default", v))
         for name, what in (("closed_book", "Closed book"), ("oracle", "Oracle (gold documents only)")):
             if s.get(name):
                 lines += ["", f"{what}: " + "; ".join(f"{m} {_fmt(c)}" for m, c in s[name].items())]

@@ -150,6 +150,18 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
                 + ".",
                 "",
             ]
+        versus = s.get("ablation_vs_default") or {}
+        if versus:
+            out += [
+                "Each anchor element against the full `default` on the same prompts: "
+                + "; ".join(
+                    f"`{arm}`{_diff_text(v)} on {v['pairs']} prompts, right where default missed {v['better']}, "
+                    f"missed where default was right {v['worse']}, p = {v['p_value']:.2g}"
+                    for arm, v in versus.items()
+                )
+                + ".",
+                "",
+            ]
     return out
 
 
