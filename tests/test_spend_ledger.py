@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -518,21 +519,27 @@ def test_redis_reloads_flushed_scripts_and_resends_after_a_lost_reply(
     ledger.close()
 
 
+def _limited_ledger(server: object, namespace: str) -> tuple[Any, Any]:
+    """An admin client of ``server`` and a Redis ledger on it with scope ``p`` limited to 1,000."""
+    import redis
+
+    from litm.spend import RedisLedger
+
+    url = server.url  # type: ignore[attr-defined]
+    ledger = RedisLedger(url, namespace=namespace)
+    ledger.set_limit("p", "total", 1000)
+    return redis.Redis.from_url(url), ledger
+
+
 def test_async_redis_ledger_reloads_scripts_resends_lost_replies_and_never_reuses_a_cancelled_call(
     private_redis: object,
 ) -> None:
     # The gateway's reserve, settle and status go through the async ledger's own raw connections
     # (redis_conn.AsyncConnections): the same recovery as the sync call path, and a call cancelled while
     # its reply is on the way (a client that hung up) must not leave that reply for the next call to read.
-    import redis
-
     from litm.errors import LedgerUnavailableError
-    from litm.spend import RedisLedger
 
-    url = private_redis.url  # type: ignore[attr-defined]
-    admin = redis.Redis.from_url(url)
-    ledger = RedisLedger(url, namespace="aio")
-    ledger.set_limit("p", "total", 1000)
+    admin, ledger = _limited_ledger(private_redis, "aio")
 
     async def scenario() -> None:
         view = ledger.asynchronous()
@@ -607,16 +614,11 @@ def test_async_redis_ledger_never_sends_on_a_connection_the_server_closed(
     # The gateway runs on uvloop. Its idle connections go stale when Redis restarts: a write on one used to
     # count as sent (so a reserve came back "uncertain" although Redis never read it), and uvloop refuses a
     # write on a transport it closed between the call's start and its write with a RuntimeError (a 500).
-    import redis
     import uvloop
 
-    from litm.spend import RedisLedger
     from litm.spend._ledger import redis_conn
 
-    url = private_redis.url  # type: ignore[attr-defined]
-    admin = redis.Redis.from_url(url)
-    ledger = RedisLedger(url, namespace="stale")
-    ledger.set_limit("p", "total", 1000)
+    admin, ledger = _limited_ledger(private_redis, "stale")
 
     async def scenario() -> None:
         view = ledger.asynchronous()
