@@ -60,12 +60,12 @@ class Gain:
         return "below" if self.hi < 0 else "above" if self.lo > 0 else "null"
 
 
-def _data_name(command: str) -> str:
+def data_name(command: str) -> str:
     found = re.search(r"--data\s+(\S+)", command)
     return found[1] if found else "nq"
 
 
-def _model_name(summary: Mapping[str, Any]) -> str:
+def model_name(summary: Mapping[str, Any]) -> str:
     model = summary.get("model") or {}
     return str(model.get("name") or model.get("spec") or "?")
 
@@ -87,12 +87,31 @@ def _copies_last(summary: Path) -> tuple[int, str]:
     return (len(resumes) if isinstance(resumes, list) else 0, summary.parent.name)
 
 
+def summaries(results: Path = RESULTS) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(run, bench summary)`` of every committed run, a run copied to add arms after its original."""
+    for path in sorted(results.glob("*/bench-summary.json"), key=_copies_last):
+        yield path.parent.name, _read(path)
+
+
+def write_page(page: str, out: Path, check: bool, script: str) -> int:
+    """Write ``page`` to ``out``; with ``check``, only say whether the file there is current (exit status)."""
+    if check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if current != page:
+            print(f"{out} is stale: run python scripts/{script}", file=sys.stderr)
+            return 1
+        return 0
+    out.write_text(page, encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
 def gains(results: Path = RESULTS) -> list[Gain]:
     """Every strategy gain over rank order in the bench summaries under ``results``, run by run."""
     out: list[Gain] = []
     seen: set[tuple[object, ...]] = set()
-    for path in sorted(results.glob("*/bench-summary.json"), key=_copies_last):
-        for g in _run_gains(path.parent.name, _read(path)):
+    for run, summary in summaries(results):
+        for g in _run_gains(run, summary):
             # A run that copies another to add arms (cp -r, then --resume) carries the same strategy rows: count
             # each measured cell once, under the run it was copied from.
             cell = (g.model, g.data, g.k, g.questions, g.metric, g.strategy, g.gain, g.lo, g.hi)
@@ -103,7 +122,7 @@ def gains(results: Path = RESULTS) -> list[Gain]:
 
 
 def _run_gains(run: str, summary: Mapping[str, Any]) -> Iterator[Gain]:
-    model, data = _model_name(summary), _data_name(str(summary.get("command", "")))
+    model, data = model_name(summary), data_name(str(summary.get("command", "")))
     for k, block in sorted((summary.get("by_k") or {}).items(), key=lambda kv: int(kv[0])):
         questions = int(block.get("questions", 0))
         hits = (block.get("headline") or {}).get("decaying") or {}
@@ -238,16 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="Exit 1 when the committed page is stale.")
     parser.add_argument("--out", type=Path, default=PAGE, help="Where to write the page.")
     args = parser.parse_args(argv)
-    page = render()
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != page:
-            print(f"{args.out} is stale: run python scripts/strategy_evidence.py", file=sys.stderr)
-            return 1
-        return 0
-    args.out.write_text(page, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return write_page(render(), args.out, args.check, "strategy_evidence.py")
 
 
 if __name__ == "__main__":
