@@ -37,8 +37,9 @@ class AsyncConnections:
         while True:
             conn = await self._take()
             try:
-                if not conn.is_connected:
-                    await conn.connect()
+                # Connected here rather than inside send_command (the same call it makes), so the transport
+                # the write goes to is known.
+                await conn.connect_check_health(check_health=False)
                 transport = conn._writer.transport
                 try:
                     await conn.send_command(*args, check_health=False)
