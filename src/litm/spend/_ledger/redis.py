@@ -88,6 +88,7 @@ class _Connection(Protocol):
     def send_command(self, *args: str | int) -> None: ...
     def read_response(self) -> Any: ...  # a Redis reply: nested lists of bytes and ints, as the script returns
     def disconnect(self) -> None: ...
+    def can_read(self, timeout: float = 0) -> bool: ...
 
 
 class RedisOptions(TypedDict, total=False):
@@ -268,6 +269,10 @@ class RedisLedger(_Codec):
             self._local.conn, self._local.pid = conn, os.getpid()
             with self._lock:
                 self._own.append(conn)
+        elif _hung_up(conn, self._redis.exceptions):
+            # The server closed it while it sat idle (a restart): a script written to it would count as sent,
+            # and a reserve as uncertain, although Redis never read it. Reconnect before sending instead.
+            conn.disconnect()
         return conn
 
     def _eval(
@@ -434,6 +439,17 @@ class RedisLedger(_Codec):
 
     def __repr__(self) -> str:
         return f"RedisLedger({self.url!r}, namespace={self.namespace!r})"
+
+
+def _hung_up(conn: _Connection, errors: Any) -> bool:
+    """Whether the server closed ``conn`` since its last reply (a poll, no wait): an idle connection has
+    nothing to read, so readable means the end of the stream (or a stray reply, which must not be read either)."""
+    if getattr(conn, "_sock", None) is None:
+        return False
+    try:
+        return bool(conn.can_read(timeout=0))
+    except (errors.ConnectionError, errors.TimeoutError, OSError):
+        return True
 
 
 def _limits(raw: Mapping[Any, Any]) -> list[Limit]:
