@@ -322,3 +322,20 @@ def test_the_readme_fits_on_a_few_screens() -> None:
 
 if __name__ == "__main__":
     print(json.dumps(inventory(), indent=1))
+
+
+def test_every_result_folder_with_a_readme_is_in_the_site_nav_once() -> None:
+    # A committed run the site does not list is one readers of the docs never find.
+    import yaml
+
+    def nav_pages(entry: object) -> list[str]:
+        if isinstance(entry, str):
+            return [entry]
+        if isinstance(entry, dict):
+            return [page for value in entry.values() for page in nav_pages(value)]
+        return [page for item in entry for page in nav_pages(item)] if isinstance(entry, list) else []
+
+    nav = nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])
+    assert len(nav) == len(set(nav)), sorted({page for page in nav if nav.count(page) > 1})
+    readmes = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / "results").glob("*/README.md")}
+    assert readmes <= set(nav), sorted(readmes - set(nav))
