@@ -21,7 +21,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from strategy_evidence import RESULTS, ROOT, data_name, model_name, summaries, write_page
+from strategy_evidence import RESULTS, ROOT, data_name, model_name, page_main, summaries
 
 PAGE = ROOT / "docs" / "anchor-evidence.md"
 #: Arm columns in the order of ``litm.bench``'s arm list (``plain`` is the baseline of every cell).
@@ -179,11 +178,7 @@ def render(results: Path = RESULTS) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="Exit 1 when the committed page is stale.")
-    parser.add_argument("--out", type=Path, default=PAGE, help="Where to write the page.")
-    args = parser.parse_args(argv)
-    return write_page(render(), args.out, args.check, "anchor_evidence.py")
+    return page_main(__doc__, PAGE, render, "anchor_evidence.py", argv)
 
 
 if __name__ == "__main__":

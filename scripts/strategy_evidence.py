@@ -25,7 +25,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,12 +252,17 @@ def render(results: Path = RESULTS) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+def page_main(doc: str | None, page: Path, make: Callable[[], str], script: str, argv: list[str] | None) -> int:
+    """The command line of a script that writes one generated page (``--check``, ``--out``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
     parser.add_argument("--check", action="store_true", help="Exit 1 when the committed page is stale.")
-    parser.add_argument("--out", type=Path, default=PAGE, help="Where to write the page.")
+    parser.add_argument("--out", type=Path, default=page, help="Where to write the page.")
     args = parser.parse_args(argv)
-    return write_page(render(), args.out, args.check, "strategy_evidence.py")
+    return write_page(make(), args.out, args.check, script)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return page_main(__doc__, PAGE, render, "strategy_evidence.py", argv)
 
 
 if __name__ == "__main__":

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from litm.prompt import AnchorOptions
+from script_support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("anchor_evidence", ROOT / "scripts" / "anchor_evidence.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-EVIDENCE = _script()
+EVIDENCE = load_script("scripts/anchor_evidence.py")
 
 
 def test_the_committed_page_is_generated_from_the_committed_runs() -> None:

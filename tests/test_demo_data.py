@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from litm.probe._demo import DEMO_THREADS, demo_rows
+from script_support import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,10 +31,7 @@ def test_the_pick_is_the_first_short_placed_only_answer_of_its_scan() -> None:
     rows = demo_rows()
     assert rows[pick["row"]]["question"] == pick["question"]
     scan = [json.loads(line) for line in (ROOT / pick["scan"]).read_text(encoding="utf-8").splitlines()]
-    spec = importlib.util.spec_from_file_location("pick_demo_question", ROOT / "scripts" / "pick_demo_question.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("scripts/pick_demo_question.py")
     first = next(
         r
         for r in scan

@@ -34,6 +34,8 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from script_support import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SITE = "https://github.com/litm-project/litm/blob/main/"
@@ -266,10 +268,7 @@ def test_the_not_run_marker_is_read() -> None:
 
 
 def test_the_site_fences_doctest_runs_so_their_output_is_not_read_as_markdown() -> None:
-    spec = importlib.util.spec_from_file_location("griffe_docstrings", ROOT / "scripts" / "griffe_docstrings.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("scripts/griffe_docstrings.py")
     text = "Example:\n    >>> rank(['a'])\n    ['b', 'a']\n\nSee :func:`place`.\n\n```\n>>> kept\n```"
     assert module.fence_doctests(text).splitlines() == [
         "Example:",

@@ -13,7 +13,6 @@ the leases and a sweep nothing is held and the ledger's log sums to its counters
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from fixtures_redis import require_redis
+from script_support import load_script
 
 pytestmark = pytest.mark.redis
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gateway.py"
@@ -60,14 +60,7 @@ def test_two_gateways_under_load_with_a_killed_worker_and_a_redis_restart_never_
 
 def test_the_faults_report_quotes_the_gateways_500_lines(tmp_path: Path) -> None:
     # A failed faults run must say which defect answered 500: the report quotes the gateway log's lines.
-    spec = importlib.util.spec_from_file_location("bench_gateway", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # its dataclasses look their module up while they are made
-    try:
-        spec.loader.exec_module(bench)
-    finally:
-        del sys.modules[spec.name]
+    bench = load_script("benchmarks/bench_gateway.py")
     log = tmp_path / "gateway-0.log"
     defect = "request to /v1/responses failed: RuntimeError: the handler is closed"
     log.write_text("\n".join([

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 from litm.placement._auto import FALLBACK_STRATEGY
 from litm.placement._registry import DEFAULT_STRATEGY, get_strategy
 from litm.placement._strategies import Edges
+from script_support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("strategy_evidence", ROOT / "scripts" / "strategy_evidence.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-EVIDENCE = _script()
+EVIDENCE = load_script("scripts/strategy_evidence.py")
 
 
 def test_the_committed_page_is_generated_from_the_committed_runs() -> None:
