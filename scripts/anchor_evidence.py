@@ -61,17 +61,19 @@ class ArmCell:
 
 
 def cells(results: Path = RESULTS) -> list[ArmCell]:
-    """Every committed arm-versus-plain and element-versus-default cell, each measured cell once."""
-    out: list[ArmCell] = []
-    seen: set[tuple[object, ...]] = set()
+    """Every committed arm-versus-plain and element-versus-default cell, each measured cell once.
+
+    A run copied to add arms carries its original's cells (the same model, data, k, slots and questions): each
+    such cell is counted once, from the run that paired the most questions, the original on a tie. A copy
+    that is still running pairs fewer, so it never counts an arm twice.
+    """
+    best: dict[tuple[object, ...], ArmCell] = {}
     for run, summary in summaries(results):
         for c in _run_cells(run, summary):
-            # A run copied to add arms carries its original's cells: count them under the original.
-            key = (c.model, c.data, c.k, c.where, c.metric, c.arm, c.base, c.diff, c.lo, c.hi, c.pairs)
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
-    return sorted(out, key=lambda c: c.run)
+            key = (c.model, c.data, c.k, c.where, c.metric, c.arm, c.base)
+            if key not in best or c.pairs > best[key].pairs:
+                best[key] = c
+    return sorted(best.values(), key=lambda c: c.run)
 
 
 def _run_cells(run: str, summary: Mapping[str, Any]) -> Iterator[ArmCell]:
