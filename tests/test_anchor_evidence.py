@@ -63,3 +63,19 @@ def test_the_shipped_anchors_are_never_significantly_below_the_plain_prompt() ->
     shipped = EVIDENCE.shipped_arm()
     below = [c for c in EVIDENCE.cells() if c.arm == shipped and c.base == "plain" and c.verdict == "below"]
     assert not below, below
+
+
+def test_a_copy_still_running_never_counts_an_arm_twice(tmp_path: Path) -> None:
+    import json
+
+    def write(run: str, pairs: int, diff: float) -> None:
+        summary = _nq_summary()
+        block = summary["by_k"]["20"]  # type: ignore[index]
+        block["ablation_vs_plain"] = {"default": {"pairs": pairs, "diff": diff, "lo": diff - 0.1, "hi": diff + 0.1}}
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "bench-summary.json").write_text(json.dumps(summary), encoding="utf-8")
+
+    write("orig", 100, -0.03)
+    write("orig-copy", 85, -0.024)  # the copy's partial re-analysis of the original's arm
+    default = [c for c in EVIDENCE.cells(tmp_path) if (c.arm, c.base, c.metric) == ("default", "plain", "hits")]
+    assert [(c.run, c.pairs) for c in default] == [("orig", 100)]
