@@ -65,7 +65,8 @@ def test_distances_rank_lowest_first_and_show_the_closest_as_relevance_1() -> No
     options = placing({"strategy": "none", "rank_by": "score", "higher_is_better": False})
     assert [d["id"] for d, _ in reorder(hits, options).items] == ["near", "far"]
     # Through the budget too (fit placed its survivors as higher-is-better and showed the closest as 0).
-    cut = trim(hits, "Which is near?", options, Budget(GPT4O, 4000))
+    scored = PromptBuilder(anchors=AnchorOptions(positions=True, scores=True))
+    cut = trim(hits, "Which is near?", options, Budget(GPT4O, 4000), scored)
     assert [(s.id, s.relevance) for s in cut.prompt.plan.slots] == [("near", 1.0), ("far", 0.0)]
     assert '<document id="near" position="1/2" score="1">' in cut.prompt.user
 
@@ -93,7 +94,7 @@ def test_assemble_with_a_budget_builds_the_prompt_the_trim_counted() -> None:
     budget = Budget(GPT4O, max_input_tokens=700)
     made = assemble(docs, "Which passage?", placing({}), budget, builder)
     assert made.trimmed is not None and made.prompt == trim(docs, "Which passage?", placing({}), budget, builder).prompt
-    assert made.prompt.ids == [d["id"] for d in made.items] and "[DOC_ID: d0 |" in made.prompt.user
+    assert made.prompt.ids == [d["id"] for d in made.items] and "[DOC_ID: d0]" in made.prompt.user
     # Without a budget every document is placed and shown.
     everything = assemble(docs, "Which passage?", placing({}), builder=builder)
     assert len(everything.items) == 10 and everything.trimmed is None

@@ -126,7 +126,7 @@ def test_an_lcel_rag_chain_builds_litms_prompt_within_the_budget(retriever: Vect
     assert (
         4 <= len(made.items) < 8
         and made.prompt.ids[0] == "nq-0"  # auto without a profile: edges, the best first
-        and f'<document id="{made.prompt.ids[0]}" position="1/' in human.content
+        and f'<document id="{made.prompt.ids[0]}" title="' in human.content
     )
     assert made.prompt.user == human.content
 

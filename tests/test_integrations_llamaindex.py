@@ -111,7 +111,8 @@ def test_the_synthesizer_answers_with_litms_prompt_through_a_real_llm(index: Vec
 
 
 def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeWithScore]) -> None:
-    builder = PromptBuilder(wording=Wording(system="Be brief."), anchors=AnchorOptions(style="bracket"))
+    bracket = AnchorOptions(style="bracket", positions=True, scores=True)
+    builder = PromptBuilder(wording=Wording(system="Be brief."), anchors=bracket)
     edges = litm.PlacementOptions("edges", rank_by="auto")
     messages = LitmSynthesizer.messages_for(hits, QUESTION, placement=edges, builder=builder)
     assert [m.role for m in messages] == [MessageRole.SYSTEM, MessageRole.USER]

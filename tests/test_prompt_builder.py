@@ -18,6 +18,8 @@ from litm.prompt._escape import Neutralizer
 from litm.prompt._parse import parse_citations, parse_prompt
 
 DOCS = [{"id": f"d{i}", "text": f"text {i}", "score": 1 - i / 10} for i in range(1, 7)]
+# Every anchor element on (the defaults show the id and title only): for the tests of the elements themselves.
+FULL: dict[str, bool] = {"positions": True, "scores": True, "closing_ids": True, "recap": True}
 
 
 def sections(text: str) -> list[str]:
@@ -31,10 +33,12 @@ def test_default_layout_question_after_documents_then_answer_cue() -> None:
     p = build_prompt(DOCS, "Why?")
     parts = sections(p.text)
     assert parts[0].startswith("Answer the question using only the documents below.")
-    assert parts[1].startswith('<document id="d1" position="1/6" score="1">')  # relevance: 1 for the best
-    assert parts[7] == "Documents above, for citations: [d1] [d2] [d3] [d4] [d5] [d6]"
-    assert parts[8] == "Question: Why?\nAnswer:"
-    assert len(parts) == 9
+    assert parts[1] == '<document id="d1">\ntext 1\n</document>'  # the id only, by default
+    assert parts[7] == "Question: Why?\nAnswer:"
+    assert len(parts) == 8
+    full = sections(build_prompt(DOCS, "Why?", **FULL).text)
+    assert full[1].startswith('<document id="d1" position="1/6" score="1">')  # relevance: 1 for the best
+    assert full[7] == "Documents above, for citations: [d1] [d2] [d3] [d4] [d5] [d6]"
     assert p.to_openai() == [{"role": "user", "content": p.user}]
     assert "system" not in p.to_anthropic()
 
@@ -46,7 +50,7 @@ def test_question_before_and_after_and_repeated_instruction() -> None:
     assert parts[1] == "Question: Why?"
     assert parts[-2] == "Be exact."
     assert parts[-1] == "Question: Why?"
-    before = sections(build_prompt(DOCS, "Why?", question_position="before", recap=False).user)
+    before = sections(build_prompt(DOCS, "Why?", question_position="before", closing_ids=True).user)
     assert before[1] == "Question: Why?" and before[-1].startswith("</document") is False
     assert before[-1].endswith('</document id="d6">')
 
@@ -58,14 +62,16 @@ def test_anchor_switches() -> None:
     q = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?", sources=False)
     assert 'title="T"' not in q.user and 'source="S"' not in q.user
     r = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?")
-    assert '<document id="a" position="1/1" title="T" source="S">' in r.user
+    assert '<document id="a" title="T" source="S">' in r.user
+    full = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?", **FULL)
+    assert '<document id="a" position="1/1" title="T" source="S">' in full.user
 
 
 def test_scores_only_when_present() -> None:
-    p = build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y", "score": 12.3456}], "Q?")
+    p = build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y", "score": 12.3456}], "Q?", **FULL)
     assert '<document id="a" position="1/2">' in p.user
     assert '<document id="b" position="2/2" score="1">' in p.user  # relevance of the one scored document
-    raw = build_prompt([{"id": "b", "text": "y", "score": 12.3456}], "Q?", score_as="raw")
+    raw = build_prompt([{"id": "b", "text": "y", "score": 12.3456}], "Q?", score_as="raw", **FULL)
     assert '<document id="b" position="1/1" score="12.3">' in raw.user
 
 
@@ -157,7 +163,7 @@ def test_bad_middle_settings(bad: dict[str, float]) -> None:
 
 def test_template_override_in_code_and_from_json(tmp_path: Path) -> None:
     t = PromptTemplate.for_lang("en").replace(tag="passage", question="Q: {question}", recap_id="<{id}>")
-    p = build_prompt(DOCS[:2], "Why?", template=t)
+    p = build_prompt(DOCS[:2], "Why?", template=t, **FULL)
     assert '<passage id="d1"' in p.user and '</passage id="d2">' in p.user
     assert p.user.endswith("Q: Why?")
     assert "<d1> <d2>" in p.user
@@ -180,7 +186,7 @@ def test_bad_templates_are_refused_at_construction(change: dict[str, str]) -> No
 
 
 def test_braces_in_values_are_not_reformatted() -> None:
-    p = build_prompt([{"id": "{ids}", "text": "{question}"}], "{question} {0}")
+    p = build_prompt([{"id": "{ids}", "text": "{question}"}], "{question} {0}", recap=True)
     assert p.user.endswith("Question: {question} {0}")
     assert "[{ids}]" in p.user and p.parse().texts == ["{question}"]
 
@@ -271,7 +277,9 @@ def test_gguf_errors_are_typed(tmp_path: Path) -> None:
 
 
 def test_parse_is_strict() -> None:
-    p = build_prompt(DOCS[:2], "Q?")
+    default = build_prompt(DOCS[:2], "Q?")  # bare closing tags parse back too
+    assert default.parse().ids == ["d1", "d2"] and default.parse().texts == ["text 1", "text 2"]
+    p = build_prompt(DOCS[:2], "Q?", **FULL)
     assert p.parse().ids == ["d1", "d2"]
     with pytest.raises(PromptError, match="not closed"):
         parse_prompt(p.text.replace('\n</document id="d2">', ""))
@@ -345,7 +353,7 @@ def test_neutralizer_covers_and_extends() -> None:
 
 
 def test_blocks_locate_each_document_in_the_user_text() -> None:
-    p = build_prompt(DOCS, "Q?", strategy="edges", question_position="both", middle_marker=True)
+    p = build_prompt(DOCS, "Q?", strategy="edges", question_position="both", middle_marker=True, **FULL)
     for b in p.blocks:
         block = p.user[b.start : b.end]
         assert block.startswith(f'<document id="{b.id}" position="{b.slot}/6"')

@@ -62,15 +62,20 @@ def test_anchor_and_layout_flags() -> None:
     assert "score=" not in text and 'zone="middle"' in text and "citations" not in text
     assert text.startswith("Cite ids.") and text.count("Question: Q?") == 2 and text.count("Cite ids.") == 2
     assert text.endswith("Question: Q?\nA:")
-    assert '<document id="nobel-1901">' in run([str(DOCS), "-q", "Q?", "--no-scores", "--no-positions",
-                                                "--no-sources"]).stdout
+    assert '<document id="nobel-1901">' in run([str(DOCS), "-q", "Q?", "--no-sources"]).stdout
+    # The defaults are the library's: the id and title only; each element can be switched on.
+    assert run([str(DOCS), "-q", "Q?"]).stdout == build_prompt(read_records(DOCS), "Q?").text
+    full = run([str(DOCS), "-q", "Q?", "--positions", "--scores", "--closing-ids", "--recap"]).stdout
+    assert full == build_prompt(read_records(DOCS), "Q?", positions=True, scores=True, closing_ids=True,
+                                recap=True).text  # fmt: skip
+    assert 'position="1/6"' in full and '</document id="nobel-1901">' in full and "for citations:" in full
 
 
 def test_anchor_style_and_score_flags() -> None:
-    out = run([str(DOCS), "-q", "Q?", "--style", "bracket", "--score-as", "rank", "--no-positions", "--no-sources"])
+    out = run([str(DOCS), "-q", "Q?", "--style", "bracket", "--score-as", "rank", "--scores", "--no-sources"])
     assert out.returncode == 0, out.stderr
     assert "[DOC_ID: nobel-1901 | RANK: 1]" in out.stdout
-    assert out.stdout == build_prompt(read_records(DOCS), "Q?", style="bracket", score_as="rank", positions=False,
+    assert out.stdout == build_prompt(read_records(DOCS), "Q?", style="bracket", score_as="rank", scores=True,
                                       sources=False).text
     assert parse_prompt(out.stdout).ids == [r["id"] for r in read_records(DOCS)]
     liu = run([str(DOCS), "-q", "Q?", "--style", "liu", "--no-recap"])

@@ -31,10 +31,15 @@ def llama3_template() -> ChatTemplate:
     return ChatTemplate(source, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", name="llama3")
 
 
-def golden_prompt(lang: str, style: str = "xml") -> Prompt:
+def golden_prompt(lang: str, style: str = "xml", *, full: bool = True) -> Prompt:
+    """The golden prompt: every anchor element on (``full``), else the default anchors (the id and title)."""
+    anchors = AnchorOptions(style=style)  # type: ignore[arg-type]
+    if full:
+        full_set = {"positions": True, "scores": True, "closing_ids": True, "recap": True}
+        anchors = anchors.replace(**full_set, middle_marker=style != "liu")
     builder = PromptBuilder(
         wording=Wording(lang=lang, system=SYSTEMS[lang]),
-        anchors=AnchorOptions(middle_marker=style != "liu", style=style),  # type: ignore[arg-type]
+        anchors=anchors,
         escaping=Escaping(chat_template=llama3_template()),
     )
     return builder.build(place(read_records(DATA / "prompt_docs.jsonl"), "pyramid", rank_by="score"), QUESTIONS[lang])
@@ -73,6 +78,22 @@ def test_golden_other_anchor_styles(style: str, lang: str) -> None:
         path.write_text(got, encoding="utf-8")
     assert path.exists(), f"missing golden file {path.name}: run with LITM_UPDATE_GOLDEN=1"
     assert got == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_golden_default_anchors(lang: str) -> None:
+    # The prompt a user gets without anchor options: the id and title in the header, a bare closing tag.
+    prompt = golden_prompt(lang, full=False)
+    got = prompt.text
+    path = GOLDEN / f"text-{lang}-default.txt"
+    if os.environ.get("LITM_UPDATE_GOLDEN"):
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path.name}: run with LITM_UPDATE_GOLDEN=1"
+    assert got == path.read_text(encoding="utf-8")
+    t = PromptTemplate.for_lang(lang)
+    assert f" {t.position_attr}=" not in got and f" {t.score_attr}=" not in got and "[nobel-1901]" not in got
+    assert got.count(f"\n</{t.tag}>") == 6
+    assert parse_prompt(got, template=t, neutralizer=prompt.neutralizer).ids == prompt.ids
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -60,7 +60,7 @@ def test_defaults_are_the_documented_ones() -> None:
     b = PromptBuilder()
     assert b.wording == Wording(lang="en") and b.template == PromptTemplate.for_lang("en")
     assert b.anchors == AnchorOptions(
-        positions=True, scores=True, sources=True, closing_ids=True, middle_marker=False, recap=True,
+        positions=False, scores=False, sources=True, closing_ids=False, middle_marker=False, recap=False,
         middle_width=0.5, middle_profile=None, middle_threshold=0.5, style="xml", score_as="relevance",
     )
     assert b.layout == Layout("after", False) and b.escaping == Escaping((), None)

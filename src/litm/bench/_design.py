@@ -155,17 +155,22 @@ def rank_score(rank: int) -> float:
 # Liu et al.'s format through litm's own renderer: "Document [i](Title: t) text" lines, their instruction,
 # the question after (and, for "-both", before) the documents, no recap. The committed benchmark runs were
 # made with exactly these bytes (tests/test_bench_design.py checks them against the recorded prompt hashes).
-_PLAIN = AnchorOptions(style="liu", recap=False)
+# Every arm spells out each anchor flag, so that a change of AnchorOptions' defaults cannot change the bytes
+# of an arm whose rows are committed.
+_FULL = AnchorOptions(positions=True, scores=True, sources=True, closing_ids=True, middle_marker=False, recap=True)
+_PLAIN = _FULL.replace(style="liu", recap=False)
 # litm's own anchors (ids, scores, position, closing tags, middle marker); Liu's instruction so that only
 # the formatting differs from the plain arm. No recap line: it invites "[id]" answers. The synthetic rank
 # scores are shown as given ("raw"), as in the committed runs.
-_ANCHORED = AnchorOptions(middle_marker=True, recap=False, sources=True, score_as="raw")
-_DEFAULT = AnchorOptions()
+_ANCHORED = _FULL.replace(middle_marker=True, recap=False, score_as="raw")
+# The anchors litm shipped as AnchorOptions() until issue 41's ablation: xml, position, score, title, closing
+# id, recap line.
+_DEFAULT = _FULL
 _ANCHORS: dict[str, AnchorOptions] = {
     "plain": _PLAIN,
     "anchored": _ANCHORED,
     "default": _DEFAULT,
-    "bracket": AnchorOptions(style="bracket", middle_marker=True),
+    "bracket": _FULL.replace(style="bracket", middle_marker=True),
     "default-position": _DEFAULT.replace(positions=False),
     "default-score": _DEFAULT.replace(scores=False),
     "default-recap": _DEFAULT.replace(recap=False),

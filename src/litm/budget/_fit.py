@@ -15,8 +15,8 @@ cannot drop the best document while the prompt ranks by score.
 Example:
     >>> from litm.prompt import PromptBuilder
     >>> docs = [{"id": f"d{i}", "text": "lorem ipsum " * 30, "score": i / 10} for i in range(10)]
-    >>> r = fit(docs, "Which one?", PromptBuilder(), "openai:gpt-4", max_input_tokens=300, rank_by="score")
-    >>> r.upper <= 300, r.exact, [d.id for d in r.kept]
+    >>> r = fit(docs, "Which one?", PromptBuilder(), "openai:gpt-4", max_input_tokens=250, rank_by="score")
+    >>> r.upper <= 250, r.exact, [d.id for d in r.kept]
     (True, True, ['d9', 'd8'])
 """
 

@@ -32,7 +32,9 @@ def fit_cmd(
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     truncate: bool = typer.Option(False, "--truncate", help="Cut the best dropped document at a sentence end."),
     system: str | None = typer.Option(None, "--system", help="System text (counted)."),
-    no_scores: bool = typer.Option(False, "--no-scores", help="Leave relevance scores out of the headers."),
+    scores: bool = typer.Option(
+        AnchorOptions().scores, "--scores/--no-scores", help="Relevance scores in the headers."
+    ),
     middle_marker: bool = typer.Option(False, "--middle-marker", help="Mark documents in the middle zone."),
 ) -> None:
     """Trim the lowest-ranked documents until the full prompt fits the budget, then print it.
@@ -44,7 +46,7 @@ def fit_cmd(
     # Ranking and placement are fit's options: the builder only renders the plan fit hands it.
     builder = PromptBuilder(
         wording=Wording(lang=str(lang.value), system=system),
-        anchors=AnchorOptions(scores=not no_scores, middle_marker=middle_marker),
+        anchors=AnchorOptions(scores=scores, middle_marker=middle_marker),
     )
     tokenizer = get_tokenizer(model)
     try:

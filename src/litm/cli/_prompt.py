@@ -34,6 +34,8 @@ def _chat_template(path: Path) -> ChatTemplate:
 
 
 _FORMAT, _PLACE, _ANCHORS, _WORDING, _ESCAPING = "Question and format", "Placement", "Anchors", "Wording", "Escaping"
+# The library's defaults are the command's: one set of defaults across entry points.
+_ANCHOR_DEFAULTS = AnchorOptions()
 
 
 def _choices(options: type[Enum]) -> tuple[str, ...]:
@@ -51,11 +53,11 @@ KEYS = {
     "profile": Key("profile", ("str",)),
     "style": Key("style", ("str",), choices=_choices(StyleOpt)),
     "score_as": Key("score_as", ("str",), choices=_choices(ScoreAsOpt)),
-    "scores": Key("no_scores", ("bool",)),
-    "positions": Key("no_positions", ("bool",)),
-    "sources": Key("no_sources", ("bool",)),
-    "closing_ids": Key("no_closing_ids", ("bool",)),
-    "recap": Key("no_recap", ("bool",)),
+    "scores": Key("scores", ("bool",)),
+    "positions": Key("positions", ("bool",)),
+    "sources": Key("sources", ("bool",)),
+    "closing_ids": Key("closing_ids", ("bool",)),
+    "recap": Key("recap", ("bool",)),
     "middle_marker": Key("middle_marker", ("bool",)),
     "middle_width": Key("middle_width", ("float",), low=0, high=1),
     "question_position": Key("question_position", ("str",), choices=_choices(QuestionPosOpt)),
@@ -101,31 +103,42 @@ def prompt_cmd(
         rich_help_panel=_PLACE,
     ),
     style: StyleOpt = typer.Option(
-        "xml", "--style", help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s.",
+        _ANCHOR_DEFAULTS.style, "--style",
+        help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s.",
         rich_help_panel=_ANCHORS,
     ),
     score_as: ScoreAsOpt = typer.Option(
-        "relevance", "--score-as", help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank.",
+        _ANCHOR_DEFAULTS.score_as, "--score-as",
+        help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank.",
         rich_help_panel=_ANCHORS,
     ),
-    no_scores: bool = typer.Option(
-        False, "--no-scores", help="Leave relevance scores out of the headers.", rich_help_panel=_ANCHORS
+    scores: bool = typer.Option(
+        _ANCHOR_DEFAULTS.scores, "--scores/--no-scores", help="Relevance scores in the headers.",
+        rich_help_panel=_ANCHORS,
     ),
-    no_positions: bool = typer.Option(
-        False, "--no-positions", help="Leave positions ('3/10') out of the headers.", rich_help_panel=_ANCHORS
+    positions: bool = typer.Option(
+        _ANCHOR_DEFAULTS.positions, "--positions/--no-positions", help="Positions ('3/10') in the headers.",
+        rich_help_panel=_ANCHORS,
     ),
-    no_sources: bool = typer.Option(
-        False, "--no-sources", help="Leave titles and sources out of the headers.", rich_help_panel=_ANCHORS
+    sources: bool = typer.Option(
+        _ANCHOR_DEFAULTS.sources, "--sources/--no-sources", help="Titles and sources in the headers.",
+        rich_help_panel=_ANCHORS,
     ),
-    no_closing_ids: bool = typer.Option(
-        False, "--no-closing-ids", help="Closing tags without the id.", rich_help_panel=_ANCHORS
+    closing_ids: bool = typer.Option(
+        _ANCHOR_DEFAULTS.closing_ids, "--closing-ids/--no-closing-ids", help="The id in each closing tag.",
+        rich_help_panel=_ANCHORS,
     ),
-    no_recap: bool = typer.Option(False, "--no-recap", help="No closing recap of the ids.", rich_help_panel=_ANCHORS),
+    recap: bool = typer.Option(
+        _ANCHOR_DEFAULTS.recap, "--recap/--no-recap", help="A closing recap of the ids, for citations.",
+        rich_help_panel=_ANCHORS,
+    ),
     middle_marker: bool = typer.Option(
-        False, "--middle-marker", help="Mark documents in the middle zone.", rich_help_panel=_ANCHORS
+        _ANCHOR_DEFAULTS.middle_marker, "--middle-marker", help="Mark documents in the middle zone.",
+        rich_help_panel=_ANCHORS,
     ),
     middle_width: float = typer.Option(
-        0.5, "--middle-width", min=0.0, max=1.0, help="Central fraction marked (ignored with --profile).",
+        _ANCHOR_DEFAULTS.middle_width, "--middle-width", min=0.0, max=1.0,
+        help="Central fraction marked (ignored with --profile).",
         rich_help_panel=_ANCHORS,
     ),
     question_position: QuestionPosOpt = typer.Option(
@@ -166,9 +179,9 @@ def prompt_cmd(
     """
     given: dict[str, object] = {
         "format": fmt.value, "lang": lang.value, "strategy": strategy, "rank_by": rank_by.value, "top_k": top_k,
-        "profile": _text(profile), "style": style.value, "score_as": score_as.value, "scores": not no_scores,
-        "positions": not no_positions, "sources": not no_sources, "closing_ids": not no_closing_ids,
-        "recap": not no_recap, "middle_marker": middle_marker, "middle_width": middle_width,
+        "profile": _text(profile), "style": style.value, "score_as": score_as.value, "scores": scores,
+        "positions": positions, "sources": sources, "closing_ids": closing_ids,
+        "recap": recap, "middle_marker": middle_marker, "middle_width": middle_width,
         "question_position": question_position.value, "repeat_instruction": repeat_instruction, "system": system,
         "instruction": instruction, "answer_cue": answer_cue, "quote_first": quote_first,
         "template": _text(template), "chat_template": _text(chat_template), "special_tokens": special_tokens,

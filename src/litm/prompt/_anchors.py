@@ -2,12 +2,16 @@
 
 :class:`AnchorOptions` holds every anchor choice: the anchor **style** (how a document block is
 written, see :mod:`litm.prompt._styles`), the header fields (position, score, title and source), closing
-ids, the middle-zone marker and how the zone is found, and the closing recap of ids. With the default
-``xml`` style a document block is exactly three lines::
+ids, the middle-zone marker and how the zone is found, and the closing recap of ids. By default a block
+shows the document's id and title and nothing else; the ``xml`` style writes it in three lines::
 
-    <document id="nq-0" position="1/6" score="0.857" title="Nobel Prize" source="NQ-Open">
+    <document id="nq-0" title="Nobel Prize" source="NQ-Open">
     The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen ...
-    </document id="nq-0">
+    </document>
+
+Position, score, closing id and recap are off by default because issue 41's ablation found no benefit from
+any of them on the models litm can run, and the full set lowered accuracy or the gold answer's likelihood
+against Liu et al.'s plain format (``docs/anchor-evidence.md``). Each can be switched back on.
 
 The score a header shows is a *relevance* in [0, 1] where 1 is the best document (see
 :func:`shown_score`), never a raw distance, or the rank alone with ``score_as="rank"``.
@@ -69,14 +73,22 @@ SHORT_ID_CHARS = 32
 
 @dataclass(frozen=True)
 class AnchorOptions:
-    """Which anchors a prompt carries and how they look; every one can be switched off.
+    """Which anchors a prompt carries and how they look.
 
     ``positions`` (``position="3/10"``), ``scores`` (shown only for documents that have one, as
     ``score_as`` says), ``sources`` (title and source, when present), ``closing_ids`` (the closing
     tag names the id; off: a bare closing tag), ``middle_marker`` (``zone="middle"`` on middle-zone
     documents, plus a note in the instruction) and ``recap`` (a closing line listing every id for
     citations). The document id itself is always in the header: it is what citations and parsing
-    rely on.
+    rely on, and every text is escaped whatever the options.
+
+    The defaults show the id and the title (and source) only: of every anchor element ablated on the
+    committed runs, only this set was never significantly below the plain prompt (``docs/anchor-evidence.md``;
+    about 7.5 tokens a document against 32.6 for the full set). ``AnchorOptions(positions=True, scores=True,
+    closing_ids=True, recap=True)`` is the full set litm shipped before.
+
+    >>> AnchorOptions().positions, AnchorOptions().sources, AnchorOptions(recap=True).recap
+    (False, True, True)
 
     The middle zone is the central ``middle_width`` of relative positions (default 0.5) or, given
     ``middle_profile`` (a measured :class:`~litm.placement.PositionProfile`), the slots whose
@@ -92,12 +104,12 @@ class AnchorOptions:
     the ids as given, however long.
     """
 
-    positions: bool = True
-    scores: bool = True
+    positions: bool = False
+    scores: bool = False
     sources: bool = True
-    closing_ids: bool = True
+    closing_ids: bool = False
     middle_marker: bool = False
-    recap: bool = True
+    recap: bool = False
     middle_width: float = field(default=0.5, kw_only=True)
     middle_profile: PositionProfile | None = field(default=None, kw_only=True)
     middle_threshold: float = field(default=0.5, kw_only=True)

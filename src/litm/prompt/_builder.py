@@ -138,7 +138,7 @@ class PromptBuilder:
     field of the four objects), which go to the object that owns them.
 
     Example:
-        >>> b = PromptBuilder(wording=Wording(lang="zh"), anchors=AnchorOptions(scores=False))
+        >>> b = PromptBuilder(wording=Wording(lang="zh"), anchors=AnchorOptions(positions=True))
         >>> p = b.build([{"id": "a", "text": "巴黎在法国。", "score": 0.9}], "巴黎在哪里")
         >>> p.text.splitlines()[2]
         '<文档 编号="a" 位置="1/1">'

@@ -8,17 +8,17 @@ base model; chat models count :meth:`Prompt.to_jinja` or :meth:`Prompt.to_chatml
 Example:
     >>> from litm.prompt import build_prompt
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> p = build_prompt(docs, "Where is Paris?", instruction="Use the documents.", recap=False)
+    >>> p = build_prompt(docs, "Where is Paris?", instruction="Use the documents.")
     >>> print(p.text)
     Use the documents.
     <BLANKLINE>
-    <document id="doc-1" position="1/2">
+    <document id="doc-1">
     Paris is in France.
-    </document id="doc-1">
+    </document>
     <BLANKLINE>
-    <document id="doc-2" position="2/2">
+    <document id="doc-2">
     Rome is in Italy.
-    </document id="doc-2">
+    </document>
     <BLANKLINE>
     Question: Where is Paris?
     Answer:

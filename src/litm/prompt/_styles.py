@@ -24,7 +24,8 @@ Example:
     >>> from litm.placement._documents import Doc
     >>> print(render_documents([Doc("Paris is in France.", "a", title="Paris")], "liu"))
     Document [1](Title: Paris) Paris is in France.
-    >>> print(render_documents([Doc("x", "a", score=0.9)], AnchorOptions(style="bracket", positions=False)))
+    >>> bracket = AnchorOptions(style="bracket", scores=True, closing_ids=True)
+    >>> print(render_documents([Doc("x", "a", score=0.9)], bracket))
     [DOC_ID: a | REL_SCORE: 1]
     x
     [/DOC_ID: a]

@@ -89,7 +89,7 @@ class PromptTemplate:
     middle: str = "middle"
     instruction: str = (
         "Answer the question using only the documents below. Each document opens with a header that "
-        "gives its id and closes with a tag naming the same id. Cite the ids of the documents you use "
+        "gives its id. Cite the ids of the documents you use "
         "in square brackets, for example [id]."
     )
     middle_note: str = (
@@ -106,7 +106,7 @@ class PromptTemplate:
     # ruled out in as many words.
     chat_instruction: str = (
         "Answer the question using only the documents below. Each document opens with a header that "
-        "gives its id and closes with a tag naming the same id. Write the answer first, in words; after "
+        "gives its id. Write the answer first, in words; after "
         "it, cite the ids of the documents you used in square brackets, for example: It was built in "
         "1901 [id]. Never reply with ids alone."
     )
@@ -209,7 +209,7 @@ _ZH = PromptTemplate(
     zone_attr="区域",
     middle="中部",
     instruction=(
-        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始，并以注明同一编号的结束标签结束。"  # noqa: RUF001
+        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始。"
         "请用方括号注明你所引用文档的编号，例如 [编号]。"  # noqa: RUF001
     ),
     middle_note=(
@@ -222,7 +222,7 @@ _ZH = PromptTemplate(
     answer_cue="答案：",  # noqa: RUF001
     rank_attr="排名",
     chat_instruction=(
-        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始，并以注明同一编号的结束标签结束。"  # noqa: RUF001
+        "请仅根据下面的文档回答问题。每篇文档以注明编号的标题行开始。"
         "请先用文字写出答案，然后在答案后用方括号注明你所引用文档的编号，例如：它建于1901年 [编号]。"  # noqa: RUF001
         "不要只回复编号。"
     ),

@@ -7,7 +7,7 @@ Haystack finds a saved component by its class path, and ``Pipeline.load`` import
 Example:
     >>> from haystack import Document
     >>> docs = [Document(content="lorem ipsum " * 20, id=f"d{i}", score=1 - i / 10) for i in range(6)]
-    >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=375, strategy="edges")
+    >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=300, strategy="edges")
     >>> out = trimmer.run(documents=docs, query="Which one?")
     >>> [d.id for d in out["documents"]], [d.id for d in out["dropped"]]
     (['d0', 'd2', 'd3', 'd1'], ['d4', 'd5'])

@@ -7,7 +7,7 @@ Example:
     >>> [m.type for m in value.to_messages()]
     ['human']
     >>> value.to_messages()[0].content.splitlines()[2]
-    '<document id="paris" position="1/2">'
+    '<document id="paris">'
 """
 
 from __future__ import annotations

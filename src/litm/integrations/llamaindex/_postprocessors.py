@@ -7,7 +7,7 @@ builder in their JSON forms).
 Example:
     >>> from llama_index.core.schema import NodeWithScore, TextNode
     >>> nodes = [NodeWithScore(node=TextNode(text="lorem ipsum " * 20, id_=f"n{i}"), score=i / 10) for i in range(6)]
-    >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=375, strategy="edges")
+    >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=300, strategy="edges")
     >>> [n.node.node_id for n in trimmer.postprocess_nodes(nodes, query_str="Which node?")]
     ['n5', 'n3', 'n2', 'n4']
     >>> LitmTrimmer.from_dict(trimmer.to_dict()).to_dict() == trimmer.to_dict()
