@@ -83,8 +83,9 @@ QUOTE_ARM = "quote-first"
 #: Tokens a quote-first reply may spend on its quote, on top of the run's ``max_tokens`` for the answer.
 QUOTE_TOKENS = 64
 #: Prompt arms of the anchor ablation. ``plain``: Liu et al.'s format; ``anchored``: litm's anchors as the
-#: committed runs tested them (middle marker on, recap off, raw scores); ``default``: litm's anchors exactly as
-#: ``AnchorOptions()`` ships them (xml, recap line, relevance scores, no middle marker); ``bracket``: the field
+#: committed runs tested them (middle marker on, recap off, raw scores); ``default``: the full anchors litm
+#: shipped as ``AnchorOptions()`` before issue 41 (xml, position, relevance score, closing id, recap line, no
+#: middle marker); ``minimal`` is what ``AnchorOptions()`` ships now (the id and title); ``bracket``: the field
 #: report's style, ``[DOC_ID: x | REL_SCORE: s]`` ... ``[/DOC_ID: x]`` with the middle-zone marker;
 #: ``-both``: the question before and after the documents; :data:`ANCHOR_ELEMENT_ARMS`: one anchor element of
 #: ``default`` at a time; :data:`QUOTE_ARM`. Every arm keeps the same instruction (quote-first adds its request).
