@@ -121,6 +121,12 @@ def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeW
         "[DOC_ID: nq-0 | REL_SCORE: 1 | POSITION: 1/8 | TITLE: List of Nobel laureates in Physics]"
         in messages[1].content
     )
+    # Chat messages carry the chat wording, as the Pipeline's do: the answer first, never ids alone.
+    assert messages[1].content.startswith(PromptBuilder().for_chat().wording.prompt_template.chat_instruction)
+    chat = LitmSynthesizer.messages_for(hits, QUESTION)[-1].content
+    assert "Never reply with ids alone." in chat and "Never reply with ids alone." not in PromptBuilder().build(
+        [{"id": "a", "text": "x"}], QUESTION
+    ).text
 
 
 def test_settings_round_trip_through_to_dict_and_json() -> None:

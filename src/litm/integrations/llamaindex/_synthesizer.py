@@ -42,7 +42,8 @@ T = TypeVar("T")
 class LitmSynthesizer(BaseSynthesizer):
     """Answer from the retrieved nodes with litm's anchored prompt; use as a query engine's synthesizer.
 
-    ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, a
+    ``llm`` is any LlamaIndex LLM (default ``Settings.llm``): a chat model gets the prompt's messages, worded
+    for chat as :class:`~litm.rag.Pipeline` words them (:meth:`~litm.prompt.PromptBuilder.for_chat`), a
     completion model its text. The nodes are ranked and placed as ``placement`` (a
     :class:`~litm.placement.PlacementOptions`) says; without one, by ``auto`` and by score when every node has
     one (``rank_by="auto"``), and with a ``budget`` (a :class:`~litm.integrations.Budget`: the
@@ -80,8 +81,13 @@ class LitmSynthesizer(BaseSynthesizer):
     # -- the prompt ---------------------------------------------------------------------------------------
 
     def assemble(self, nodes: Sequence[T], query: str) -> Assembled[T]:
-        """litm's prompt for ``query`` over ``nodes`` (placed, trimmed), and the nodes it shows in prompt order."""
-        return assemble(nodes, query, self._placing, self._budget, self._builder)
+        """litm's prompt for ``query`` over ``nodes`` (placed, trimmed), and the nodes it shows in prompt order.
+
+        A chat LLM is asked as :class:`~litm.rag.Pipeline` asks one: with the builder's chat wording
+        (:meth:`~litm.prompt.PromptBuilder.for_chat`: the answer first, then the cited ids).
+        """
+        builder = self._builder.for_chat() if self._llm.metadata.is_chat_model else self._builder
+        return assemble(nodes, query, self._placing, self._budget, builder)
 
     def messages(self, nodes: Sequence[object], query: str) -> list[ChatMessage]:
         """The prompt as LlamaIndex chat messages: a system message when the builder has one, then the user's."""
@@ -97,9 +103,10 @@ class LitmSynthesizer(BaseSynthesizer):
         builder: PromptBuilder | None = None,
         budget: Budget | None = None,
     ) -> list[ChatMessage]:
-        """:meth:`messages` without an LLM, with the constructor's placement, prompt and budget options."""
+        """:meth:`messages` without an LLM, with the constructor's placement, prompt and budget options (and, as
+        for a chat LLM, the builder's chat wording)."""
         placing, budget, builder = _settings(placement=placement, builder=builder, budget=budget)
-        return _chat_messages(assemble(nodes, query, placing, budget, builder).prompt)
+        return _chat_messages(assemble(nodes, query, placing, budget, builder.for_chat()).prompt)
 
     # -- BaseSynthesizer ------------------------------------------------------------------------------------
 
