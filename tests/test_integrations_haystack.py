@@ -231,7 +231,7 @@ def test_a_rag_pipeline_answers_through_haystacks_openai_chat_generator(
     monkeypatch.setenv("LITM_TEST_LLAMA_KEY", "not-needed-by-llama-cpp")
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(_store(), top_k=8))
-    pipe.add_component("prompt", LitmPromptBuilder(tokenizer=GPT4O, max_input_tokens=400))
+    pipe.add_component("prompt", LitmPromptBuilder(tokenizer=GPT4O, max_input_tokens=330))
     pipe.add_component("llm", OpenAIChatGenerator(
         api_key=Secret.from_env_var("LITM_TEST_LLAMA_KEY"), model=llama_server.alias,
         api_base_url=llama_server.base_url,
@@ -240,5 +240,5 @@ def test_a_rag_pipeline_answers_through_haystacks_openai_chat_generator(
     pipe.connect("prompt.prompt", "llm.messages")
     loaded = Pipeline.loads(pipe.dumps())
     out = loaded.run({"retriever": {"query": QUESTION}, "prompt": {"query": QUESTION}}, include_outputs_from={"prompt"})
-    assert _chat_tokens(out["prompt"]["prompt"]) <= 400 and _ids(out["prompt"]["documents"]) == ["nq-0"]
+    assert _chat_tokens(out["prompt"]["prompt"]) <= 330 and _ids(out["prompt"]["documents"]) == ["nq-0"]
     assert "Röntgen" in out["llm"]["replies"][0].text
