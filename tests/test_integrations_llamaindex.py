@@ -124,6 +124,9 @@ def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeW
     # Chat messages carry the chat wording, as the Pipeline's do: the answer first, never ids alone.
     assert messages[1].content.startswith(PromptBuilder().for_chat().wording.prompt_template.chat_instruction)
     chat = LitmSynthesizer.messages_for(hits, QUESTION)[-1].content
+    completion = LitmLLM()
+    completion.is_chat = False  # a completion LLM's synthesizer still gives chat messages in the chat wording
+    assert LitmSynthesizer(llm=completion).messages(hits, QUESTION)[-1].content == chat
     assert "Never reply with ids alone." in chat and "Never reply with ids alone." not in PromptBuilder().build(
         [{"id": "a", "text": "x"}], QUESTION
     ).text

@@ -90,8 +90,9 @@ class LitmSynthesizer(BaseSynthesizer):
         return assemble(nodes, query, self._placing, self._budget, builder)
 
     def messages(self, nodes: Sequence[object], query: str) -> list[ChatMessage]:
-        """The prompt as LlamaIndex chat messages: a system message when the builder has one, then the user's."""
-        return _chat_messages(self.assemble(nodes, query).prompt)
+        """The prompt as LlamaIndex chat messages, in the builder's chat wording (whatever this synthesizer's LLM
+        is): a system message when the builder has one, then the user's."""
+        return _chat_messages(assemble(nodes, query, self._placing, self._budget, self._builder.for_chat()).prompt)
 
     @classmethod
     def messages_for(
