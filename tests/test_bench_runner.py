@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from litm.bench._analysis import summarize
+from litm.bench._cutoff import cutoff_note
 from litm.bench._data import load_items
 from litm.bench._report import write_report
 from litm.bench._runner import BenchConfig, BenchError, run_bench
@@ -260,3 +261,40 @@ def test_a_run_writes_its_own_outputs_through_the_public_api(tmp_path: Path, ans
     # The rows re-read from bench.jsonl give the same summary as the rows the run returned.
     assert bench.refresh_outputs(tmp_path, plots=False).summary["by_k"] == out.summary["by_k"]
     assert bench.summarize(run.rows, run.settings)["by_k"]["4"]["questions"] == 2
+
+
+class ChattyModel(EdgeModel):
+    """The edge model's answer, after a preamble of eight words, cut at the request's cap as a real model is."""
+
+    def _generate(self, request: GenerationRequest) -> Completion:
+        prompt = request.prompt
+        assert isinstance(prompt, str)
+        words = ("According to the documents provided, the answer is" + self.reply(prompt)).split()
+        said = words[: request.max_tokens]
+        return Completion(" ".join(said), 10, len(said), 0.001, "length" if len(said) < len(words) else "stop")
+
+
+def test_a_run_whose_replies_the_cap_cut_off_says_so_and_a_higher_cap_does_not(
+    tmp_path: Path, answers: dict[str, str]
+) -> None:
+    # Cut at 4 words, every reply misses; the warning names the cap and the option that raises it.
+    register_backend("chatty", lambda spec, **_: ChattyModel(answers), replace=True)
+    try:
+        args = ["bench", "--model", "chatty:x", "--k", "4", "--questions", "2", "--direct", "1", "--ablation", "0"]
+        res = CliRunner().invoke(app, [*args, "--max-tokens", "4", "--out", str(tmp_path / "a"), "--no-progress"])
+        assert res.exit_code == 0, res.output
+        warned = [line for line in res.output.splitlines() if line.startswith("warning:")]
+        assert len(warned) == 1 and "were cut off at max_tokens 4 (--max-tokens)" in warned[0], res.output
+        # With room for the preamble the same model answers at the edges, and nothing is said.
+        res = CliRunner().invoke(app, [*args, "--max-tokens", "32", "--out", str(tmp_path / "b"), "--no-progress"])
+        assert res.exit_code == 0, res.output
+        assert "warning:" not in res.output
+        summary = json.loads((tmp_path / "b" / "bench-summary.json").read_text())
+        assert summary["by_k"]["4"]["slot_accuracy"][0]["acc"] > 0
+    finally:
+        unregister_backend("chatty")
+    # The library returns the same note for Python callers.
+    run = run_bench(ChattyModel(answers), _config(questions=2, direct_questions=1, max_tokens=4), tmp_path / "c",
+                    progress=False)  # fmt: skip
+    n = len(run.rows)
+    assert run.notes == [cutoff_note(run.rows, 4)] and run.notes[0].startswith(f"{n} of {n} replies (100%) were cut")

@@ -107,6 +107,8 @@ def run_bench_command(job: BenchCommand, echo: Echo) -> BenchRun:
     run = run_bench(model, config, out, resume=job.resume, progress=job.progress, command=job.command,
                     profile=profile)  # fmt: skip
     echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
+    for note in run.notes:
+        echo(f"warning: {note}")
     if config.compress_arms:
         echo(f"compression summary: {write_compression_outputs(out, run.rows, run.settings)}")
     if config.psc_calls:

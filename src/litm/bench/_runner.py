@@ -26,6 +26,7 @@ from typing import cast
 from litm.bench._compression import Compressors, compress_jobs, compress_keys
 from litm.bench._config import BENCH_VERSION, BenchConfig, BenchError
 from litm.bench._consistency import psc_stage
+from litm.bench._cutoff import cutoff_note
 from litm.bench._data import QAItem
 from litm.bench._design import complete_arm, fold_of, quote_prefilled, read_arm_reply
 from litm.bench._jobs import Job, original_jobs, stage1_jobs, stage2_jobs
@@ -50,7 +51,9 @@ __all__ = ["BENCH_VERSION", "BenchConfig", "BenchError", "BenchRun", "Job", "con
 
 @dataclass
 class BenchRun:
-    """A finished (or stopped) run: its rows, settings and output directory."""
+    """A finished (or stopped) run: its rows, settings and output directory, and ``notes``: warnings about what
+    the rows can show (replies cut off by the answer cap, :func:`~litm.bench._cutoff.cutoff_note`), which
+    ``litm bench`` prints."""
 
     out: Path
     rows: list[BenchRow]
@@ -286,4 +289,7 @@ def run_bench(
 
             run.answered += psc_stage(model, config, items, log, chat=chat, row=psc_row, bar=bar)
     run.rows = rows_of(log.rows)
+    note = cutoff_note(run.rows, config.max_tokens)
+    if note is not None:
+        run.notes.append(note)
     return run
