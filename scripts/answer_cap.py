@@ -19,7 +19,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from strategy_evidence import write_page
 from litm.bench._cutoff import cut_off
 from litm.bench._likelihood import paired_difference
 from litm.bench._rows import rows_of
+from litm.eval._results import read_rows, read_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
@@ -54,9 +54,8 @@ def table(results: Path = RESULTS) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for path in sorted(results.glob("*/bench.jsonl")):
-        run = json.loads((path.parent / "run.json").read_text(encoding="utf-8"))["identity"]
-        with path.open(encoding="utf-8") as f:
-            counts = cut_off(rows_of([json.loads(line) for line in f if line.strip()]))
+        run = read_settings(path.parent / "run.json")["identity"]
+        counts = cut_off(rows_of(read_rows(path)))
         if not counts.replies:
             continue
         share = f"{counts.at_cap / counts.replies:.2f}"
@@ -70,8 +69,7 @@ def table(results: Path = RESULTS) -> str:
 
 
 def _rows(folder: Path) -> dict[str, dict[str, Any]]:
-    with (folder / "bench.jsonl").open(encoding="utf-8") as f:
-        return {row["key"]: row for row in (json.loads(line) for line in f if line.strip())}
+    return {row["key"]: row for row in read_rows(folder / "bench.jsonl")}
 
 
 def _cell(row: dict[str, Any]) -> tuple[tuple[int, str, int], str]:
@@ -86,7 +84,7 @@ def _cell(row: dict[str, Any]) -> tuple[tuple[int, str, int], str]:
 
 
 def _cap(folder: Path) -> int:
-    return int(json.loads((folder / "run.json").read_text(encoding="utf-8"))["identity"]["max_tokens"])
+    return int(read_settings(folder / "run.json")["identity"]["max_tokens"])
 
 
 def paired(rerun: str, committed: tuple[str, ...], results: Path = RESULTS) -> str:
