@@ -287,10 +287,9 @@ def read(out: Path, methods: list[str], threads: int, reuse: list[Path]) -> None
     original), greedy, in litm bench's NQ prompt; scored as litm bench scores NQ (an accepted answer in the
     reply's first line). A prompt a committed run in ``reuse`` already answered the same way is not asked again.
     """
-    import hashlib
-
     from litm.bench._data import Passage
     from litm.bench._design import LIU_INSTRUCTION, build_prompt, complete_arm
+    from litm.bench._runner import _sha
     from litm.eval._scoring import score_output
     from litm.models import load_model
 
@@ -315,7 +314,7 @@ def read(out: Path, methods: list[str], threads: int, reuse: list[Path]) -> None
                 continue  # that method has not compressed this prompt yet
             shown = [Passage(i, title or "", text) for i, (title, text) in enumerate(passages, start=1)]
             prompt = build_prompt(shown, list(range(1, len(shown) + 1)), row["question"], instruction=LIU_INSTRUCTION)
-            sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+            sha = _sha(prompt)  # litm bench's prompt_sha, so committed rows can stand in
             if sha in committed:
                 old = committed[sha]
                 text, tokens, finish, seconds, source = (old["output"], old["input_tokens"], old["finish_reason"],
@@ -427,7 +426,7 @@ def score(out: Path) -> None:
 def _reader_lines(out: Path, items: dict[str, dict[str, Any]], summary: dict[str, Any]) -> list[str]:
     """The reader's hits per method and slot, and each method paired with the original and with LongLLMLingua
     on the prompts both have (95% interval of the mean difference, prompts that moved each way, exact McNemar)."""
-    from litm.eval._stats import mcnemar_exact, mean_ci, round_p
+    from litm.bench._compression_summary import _paired_hits
 
     reads = {(r["method"], r["key"]): r for r in read_jsonl(out / "reads.jsonl")}
     if not reads:
@@ -436,14 +435,8 @@ def _reader_lines(out: Path, items: dict[str, dict[str, Any]], summary: dict[str
     hits = {m: {k: bool(reads[(m, k)]["hit"]) for k in items if (m, k) in reads} for m in methods}
 
     def paired(a: str, b: str) -> dict[str, Any] | None:
-        common = [k for k in items if k in hits[a] and k in hits[b]]
-        if not common:
-            return None
-        diffs = [float(hits[a][k]) - float(hits[b][k]) for k in common]
-        mean, lo, hi = mean_ci(diffs)
-        better, worse = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-        return {"n": len(common), "diff": round(mean, 4), "lo": round(lo, 4), "hi": round(hi, 4),
-                "better": better, "worse": worse, "p_value": round_p(mcnemar_exact(better, worse))}  # fmt: skip
+        # litm bench's own pairing (the compression summary's): mean difference, 95% interval, McNemar.
+        return _paired_hits(hits[a], hits[b])
 
     reader: dict[str, Any] = {"model": READER, "max_tokens": READ_MAX_TOKENS, "methods": {}}
     lines = ["", f"Reader: {READER}, greedy, {READ_MAX_TOKENS}-token cap, litm bench's NQ prompt; hits (an accepted "
