@@ -10,6 +10,9 @@ Reads every ``docs/results/*/bench-summary.json`` that has an anchor ablation:
   exact match (em), token F1, hit and likelihood (``gold_sets.arms.<design>.vs_plain``), and the element arms'
   difference from ``default`` (``vs_default``).
 
+Ablation-only runs (``litm bench --ablation-only``) are read from their ``ablation-summary.json``, which holds
+the same keys. A run grown by questions on the same arm, model, data, k and slots replaces the smaller cell.
+
 A cell is *below* when its interval lies entirely below 0, *above* when entirely above. The page names the arm
 that renders the anchors litm ships (``AnchorOptions()``) and counts where it is below plain;
 ``tests/test_anchor_evidence.py`` regenerates the page and fails when the committed one is stale.
@@ -29,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from strategy_evidence import RESULTS, ROOT, data_name, model_name, page_main, summaries
+from strategy_evidence import RESULTS, ROOT, data_name, model_name, page_main, read_summary, summaries
 
 PAGE = ROOT / "docs" / "anchor-evidence.md"
 #: Arm columns in the order of ``litm.bench``'s arm list (``plain`` is the baseline of every cell).
@@ -68,12 +71,19 @@ def cells(results: Path = RESULTS) -> list[ArmCell]:
     that is still running pairs fewer, so it never counts an arm twice.
     """
     best: dict[tuple[object, ...], ArmCell] = {}
-    for run, summary in summaries(results):
+    for run, summary in _all_summaries(results):
         for c in _run_cells(run, summary):
             key = (c.model, c.data, c.k, c.where, c.metric, c.arm, c.base)
             if key not in best or c.pairs > best[key].pairs:
                 best[key] = c
     return sorted(best.values(), key=lambda c: c.run)
+
+
+def _all_summaries(results: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every full run's bench summary, then every ablation-only run's ablation summary."""
+    yield from summaries(results)
+    for path in sorted(results.glob("*/ablation-summary.json")):
+        yield path.parent.name, read_summary(path)
 
 
 def _run_cells(run: str, summary: Mapping[str, Any]) -> Iterator[ArmCell]:

@@ -70,7 +70,7 @@ def model_name(summary: Mapping[str, Any]) -> str:
     return str(model.get("name") or model.get("spec") or "?")
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_summary(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -83,14 +83,14 @@ def _read(path: Path) -> dict[str, Any]:
 def _copies_last(summary: Path) -> tuple[int, str]:
     """Sort key: a copy keeps its original's ``run.json`` resumes and adds its own, so the original comes first."""
     run = summary.parent / "run.json"
-    resumes = _read(run).get("resumes") if run.exists() else None
+    resumes = read_summary(run).get("resumes") if run.exists() else None
     return (len(resumes) if isinstance(resumes, list) else 0, summary.parent.name)
 
 
 def summaries(results: Path = RESULTS) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(run, bench summary)`` of every committed run, a run copied to add arms after its original."""
     for path in sorted(results.glob("*/bench-summary.json"), key=_copies_last):
-        yield path.parent.name, _read(path)
+        yield path.parent.name, read_summary(path)
 
 
 def write_page(page: str, out: Path, check: bool, script: str) -> int:

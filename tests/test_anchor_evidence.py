@@ -81,3 +81,29 @@ def test_a_copy_still_running_never_counts_an_arm_twice(tmp_path: Path) -> None:
     write("orig-copy", 85, -0.024)  # the copy's partial re-analysis of the original's arm
     default = [c for c in EVIDENCE.cells(tmp_path) if (c.arm, c.base, c.metric) == ("default", "plain", "hits")]
     assert [(c.run, c.pairs) for c in default] == [("orig", 100)]
+
+
+def test_an_ablation_only_run_grown_by_questions_replaces_the_smaller_cell(tmp_path: Path) -> None:
+    import json
+
+    from litm.bench._ablation_summary import ablation_summary
+
+    def rows(questions: int, worse: int) -> list[dict[str, object]]:
+        # minimal misses `worse` questions plain answers, and is 0.1 nats less likely on each question.
+        out: list[dict[str, object]] = []
+        for q in range(questions):
+            out.append({"phase": "slot", "k": 20, "qid": q, "slot": 10, "hit": True, "likelihood": -1.0})
+            out.append({"phase": "ablation", "k": 20, "qid": q, "slot": 10, "arm": "minimal", "hit": q >= worse,
+                        "likelihood": -1.1 - 0.01 * (q % 3)})  # fmt: skip
+        return out
+
+    (tmp_path / "full").mkdir()
+    full = {**ablation_summary(rows(10, 0)), "model": {"name": "m"}, "command": "litm bench --k 20"}
+    (tmp_path / "full" / "bench-summary.json").write_text(json.dumps(full), encoding="utf-8")
+    (tmp_path / "grown").mkdir()
+    grown = {**ablation_summary(rows(30, 3)), "model": {"name": "m"}, "command": "litm bench --k 20 --ablation-only"}
+    (tmp_path / "grown" / "ablation-summary.json").write_text(json.dumps(grown), encoding="utf-8")
+    cells = [c for c in EVIDENCE.cells(tmp_path) if c.arm == "minimal" and c.base == "plain"]
+    assert {(c.run, c.metric, c.pairs, c.where) for c in cells} == {
+        ("grown", "hits", 30, "slot 10"), ("grown", "likelihood", 30, "slot 10")}  # fmt: skip
+    assert next(c for c in cells if c.metric == "hits").diff == -0.1

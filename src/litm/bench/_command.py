@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from litm.bench._ablation_summary import write_ablation_outputs
 from litm.bench._compression_summary import write_compression_outputs
 from litm.bench._config import BenchConfig
 from litm.bench._consistency import write_psc_outputs
@@ -113,7 +114,9 @@ def run_bench_command(job: BenchCommand, echo: Echo) -> BenchRun:
         echo(f"compression summary: {write_compression_outputs(out, run.rows, run.settings)}")
     if config.psc_calls:
         echo(f"psc summary: {write_psc_outputs(out, run.rows, run.settings)}")
-    if config.compress_only or config.psc_only:
+    if config.ablation_only:
+        echo(f"ablation summary: {write_ablation_outputs(out, run.rows, run.settings)}")
+    if config.compress_only or config.psc_only or config.ablation_only:
         return run
     result = write_outputs(out, run.rows, run.settings, plots=job.plots)
     for line in summary_lines(result):

@@ -74,6 +74,10 @@ class BenchConfig:
     psc_designs: tuple[str, ...] = ("middle",)
     #: Run only the psc arm; the plain rows it is paired with come from ``baseline``.
     psc_only: bool = False
+    #: Run only the anchor ablation: each arm and the plain prompt it is paired with, at ``ablation_slots`` (a
+    #: multi-gold question: at ``ablation_designs``) on the first ``ablation_questions``
+    #: (:func:`~litm.bench._jobs.ablation_jobs`), without the slot sweep or the strategies.
+    ablation_only: bool = False
 
     def __post_init__(self) -> None:
         if self.questions < 1:
@@ -114,6 +118,11 @@ class BenchConfig:
             raise BenchError(f"unknown gold-set designs {bad}; choose from {', '.join(GOLD_DESIGNS)}")
         if self.psc_only and not self.psc_calls:
             raise BenchError("psc_only needs psc calls (--psc-calls 5)")
+        if self.ablation_only:
+            if self.ablation_questions < 1 or not self.ablation_arms:
+                raise BenchError("ablation_only needs ablation questions and arms (--ablation 100 --arms minimal)")
+            if self.compress_arms or self.psc_calls:
+                raise BenchError("ablation_only runs the ablation alone: run compression or psc arms separately")
 
     def resolved_likelihood(self, model: Model) -> bool:
         """Whether this run scores answer log-probabilities (``on`` with a model that cannot is an error)."""

@@ -48,7 +48,9 @@ from litm.bench._rows import Rows, field, number, numeric
 from litm.eval._stats import Cell, mean_ci
 from litm.placement import PositionProfile
 
-__all__ = ["GOLDSET_STRATEGIES", "METRICS", "goldset_jobs", "goldset_markdown", "goldset_summary"]
+__all__ = [
+    "GOLDSET_STRATEGIES", "METRICS", "goldset_arms_markdown", "goldset_jobs", "goldset_markdown", "goldset_summary",
+]
 
 #: Strategies of the direct phase (``profile`` only with a measured profile; ``langchain`` is pyramid or edges).
 GOLDSET_STRATEGIES: tuple[str, ...] = ("none", "edges", "pyramid", "random", "profile")
@@ -250,6 +252,19 @@ def _rows_md(head: str, table: Mapping[str, Any], names: Sequence[str]) -> list[
     return lines
 
 
+def goldset_arms_markdown(arms: Mapping[str, Any]) -> list[str]:
+    """Markdown lines for the anchor arms of one ``k`` of :func:`goldset_summary` (``{design: block}``)."""
+    lines: list[str] = []
+    for design, a in arms.items():
+        lines += ["", f"Anchor arms at the {design} design ({a['questions']} questions):", ""]
+        lines += [*_rows_md("arm", a["table"], list(a["table"])), ""]
+        for n, v in a["vs_plain"].items():
+            lines.append(_diffs(f"{n} minus plain", v))
+        for n, v in a.get("vs_default", {}).items():
+            lines.append(_diffs(f"{n} minus default", v))
+    return lines
+
+
 def goldset_markdown(summary: Mapping[str, Any]) -> list[str]:
     """Markdown lines for :func:`goldset_summary`'s result (empty when the run had no multi-gold questions)."""
     lines: list[str] = []
@@ -266,13 +281,7 @@ def goldset_markdown(summary: Mapping[str, Any]) -> list[str]:
             lines += [*_rows_md("strategy", st["table"], list(st["table"])), ""]
             for n, v in st["vs_none"].items():
                 lines.append(_diffs(f"{n} minus none", v))
-        for design, a in s.get("arms", {}).items():
-            lines += ["", f"Anchor arms at the {design} design ({a['questions']} questions):", ""]
-            lines += [*_rows_md("arm", a["table"], list(a["table"])), ""]
-            for n, v in a["vs_plain"].items():
-                lines.append(_diffs(f"{n} minus plain", v))
-            for n, v in a.get("vs_default", {}).items():
-                lines.append(_diffs(f"{n} minus default", v))
+        lines += goldset_arms_markdown(s.get("arms", {}))
         for name, what in (("closed_book", "Closed book"), ("oracle", "Oracle (gold documents only)")):
             if s.get(name):
                 lines += ["", f"{what}: " + "; ".join(f"{m} {_fmt(c)}" for m, c in s[name].items())]

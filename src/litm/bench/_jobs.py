@@ -6,7 +6,8 @@ consecutive prompts share the longest document prefix for the local KV cache), t
 the first ``ablation_questions``, and the closed-book and oracle controls. Stage 2 places the first
 ``direct_questions`` end to end with every strategy, ``profile`` driven by the other fold's measured profile.
 A compression-only run without a baseline answers only :func:`original_jobs`: the uncompressed prompts its
-compressed ones are paired with.
+compressed ones are paired with. An ablation-only run answers :func:`ablation_jobs`: the arms and the plain
+prompts they pair with, nothing else.
 
 Example:
     >>> from litm.bench._data import Passage, QAItem
@@ -29,7 +30,7 @@ from litm.bench._goldsets import goldset_jobs
 from litm.bench._rows import BenchRow
 from litm.placement import PositionProfile
 
-__all__ = ["Job", "original_jobs", "stage1_jobs", "stage2_jobs"]
+__all__ = ["Job", "ablation_jobs", "original_jobs", "stage1_jobs", "stage2_jobs"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,42 @@ def original_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]
                         yield Job(key, prompt, item, meta)
                 continue
             yield from (_slot_job(item, k, s) for s in reversed(config.checkpoints(k, config.compress_slots)))
+        if config.controls and not item.more_golds:
+            yield from _controls(item)
+
+
+def ablation_jobs(items: Sequence[QAItem], config: BenchConfig) -> Iterator[Job]:
+    """The prompts of an ablation-only run: on the first ``ablation_questions``, the plain prompt at each
+    ablation slot (a multi-gold question: at each ablation design) and every arm's prompt there, then the
+    controls unless they are off. The keys and prompts are stage 1's own, so the rows pair and resume exactly
+    as a full run's, and a full run's rows copied into the folder are not asked again.
+
+    >>> from litm.bench._data import Passage, QAItem
+    >>> item = QAItem("q1", "Who?", ("Ada",), Passage("g", "Gold", "Ada did it."),
+    ...               tuple(Passage(f"d{i}", f"D{i}", "Not this.") for i in range(4)))
+    >>> config = BenchConfig(ks=(5,), ablation_only=True, ablation_slots=(3,), ablation_arms=("minimal",),
+    ...                      controls=False)
+    >>> [job.key for job in ablation_jobs([item], config)]
+    ['slot|k=5|q=q1|s=3', 'ablation|k=5|q=q1|s=3|arm=minimal']
+    """
+    for item in items[: config.ablation_questions]:
+        for j, k in enumerate(config.ks):
+            if item.more_golds:
+                made = goldset_jobs(item, k, strategies=(), arms=config.ablation_arms,
+                                    ablation_designs=config.ablation_designs, direct=False,
+                                    controls=config.controls and j == 0)  # fmt: skip
+                for key, prompt, meta in made:
+                    if meta.get("design", "") in ("", *config.ablation_designs):
+                        yield Job(key, prompt, item, meta)
+                continue
+            order = list(range(1, k + 1))
+            for s in config.checkpoints(k, config.ablation_slots):
+                yield _slot_job(item, k, s)
+                docs = _docs_for(item, k, s, order)
+                for arm in config.ablation_arms:
+                    meta = {"phase": "ablation", "k": k, "slot": s, "gold_rank": s, "strategy": "none", "arm": arm}
+                    key = f"ablation|k={k}|q={item.qid}|s={s}|arm={arm}"
+                    yield Job(key, build_prompt(docs, order, item.question, arm), item, meta)
         if config.controls and not item.more_golds:
             yield from _controls(item)
 

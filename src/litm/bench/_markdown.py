@@ -18,7 +18,7 @@ from typing import Any
 
 from litm.bench._analysis import best_fixed
 
-__all__ = ["cell", "gain_text", "likelihood_markdown", "summary_markdown"]
+__all__ = ["ablation_markdown", "cell", "gain_text", "likelihood_markdown", "summary_markdown"]
 
 
 def cell(c: Mapping[str, Any], *, counts: bool = False) -> str:
@@ -122,6 +122,14 @@ def _k_section(k: str, s: Mapping[str, Any]) -> list[str]:
             ],
         )
         out.append("")
+    out += ablation_markdown(s)
+    return out
+
+
+def ablation_markdown(s: Mapping[str, Any]) -> list[str]:
+    """The anchor ablation of one ``k`` (a summary's ``by_k`` entry): accuracy per arm and slot, and each arm
+    paired with plain and, for the anchor elements, with the full default (empty when no arm ran)."""
+    out: list[str] = []
     ablation = s.get("ablation") or {}
     if ablation:
         arm_slots = sorted({int(x) for cells in ablation.values() for x in cells})

@@ -29,7 +29,7 @@ from litm.bench._consistency import psc_stage
 from litm.bench._cutoff import cutoff_note
 from litm.bench._data import QAItem
 from litm.bench._design import complete_arm, fold_of, quote_prefilled, read_arm_reply
-from litm.bench._jobs import Job, original_jobs, stage1_jobs, stage2_jobs
+from litm.bench._jobs import Job, ablation_jobs, original_jobs, stage1_jobs, stage2_jobs
 from litm.bench._outputs import BenchOutputs, write_outputs
 from litm.bench._rows import BenchRow, rows_of
 from litm.bench._settings import COMPRESS_SCORES, RESULTS, SETTINGS, RunSettings, check_resume, run_settings
@@ -275,7 +275,9 @@ def run_bench(
                 run.reused += 1
                 bar.advance(task)
 
-        if not (config.compress_only or config.psc_only):
+        if config.ablation_only:
+            go("ablation", list(ablation_jobs(items, config)))
+        elif not (config.compress_only or config.psc_only):
             go("slots+controls", list(stage1_jobs(items, config, profile)))
             go("direct", list(stage2_jobs(items, config, run.rows)))
         if config.compress_only and config.baseline is None:

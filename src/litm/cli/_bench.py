@@ -80,6 +80,7 @@ KEYS = {
     "ablation_slots": Key("ablation_slots", ("list[int]", "str")),
     "ablation_designs": Key("ablation_designs", ("list[str]", "str")),
     "ablation_arms": Key("arms", ("list[str]", "str")),
+    "ablation_only": Key("ablation_only", ("bool",)),
     "compress_arms": Key("compress", ("list[str]", "str")),
     "compress_ratios": Key("compress_ratios", ("list[float]", "str")),
     "compress_slots": Key("compress_slots", ("list[int]", "str")),
@@ -121,7 +122,7 @@ def _job(v: dict[str, object]) -> BenchCommand:
         compress_designs=names("compress_designs"), compress_model=str(v["compress_model"]),
         compress_only=v["compress_only"] is True, baseline=None if v["baseline"] is None else str(v["baseline"]),
         psc_calls=int(str(v["psc_calls"])), psc_slots=ints("psc_slots"), psc_designs=names("psc_designs"),
-        psc_only=v["psc_only"] is True,
+        psc_only=v["psc_only"] is True, ablation_only=v["ablation_only"] is True,
     )  # fmt: skip
     threads, batch, concurrency = v["n_threads"], v["n_batch"], v["concurrency"]
     return BenchCommand(
@@ -217,6 +218,11 @@ def bench_cmd(
         "and quote-first).",
         rich_help_panel=_ARMS,
     ),
+    ablation_only: bool = typer.Option(
+        False, "--ablation-only",
+        help="Only the ablation arms and the plain prompts they pair with (no slot sweep, no strategies).",
+        rich_help_panel=_ARMS,
+    ),
     compress: list[str] = typer.Option(
         [], "--compress", help="Compression arms (comma-separated): drop, lead, embed, embed-edges, embed-link, "
         "static, static-edges, static-link, lm, lm-edges.",
@@ -280,7 +286,8 @@ def bench_cmd(
         "controls": not no_controls, "profile": None if profile_path is None else str(profile_path),
         "strategies": strategies, "direct_questions": direct, "direct_ranks": direct_ranks,
         "ablation_questions": ablation, "ablation_slots": ablation_slots, "ablation_designs": ablation_designs,
-        "ablation_arms": arms, "compress_arms": compress, "compress_ratios": compress_ratios,
+        "ablation_arms": arms, "ablation_only": ablation_only, "compress_arms": compress,
+        "compress_ratios": compress_ratios,
         "compress_slots": compress_slots, "compress_designs": compress_designs, "compress_model": compress_model,
         "compress_only": compress_only, "baseline": None if baseline is None else str(baseline),
         "psc_calls": psc_calls, "psc_slots": psc_slots, "psc_designs": psc_designs, "psc_only": psc_only,
