@@ -154,6 +154,14 @@ def test_psc_only_pairs_with_a_baseline_and_multi_gold_designs(tmp_path: Path) -
     # The plain slot-2 prompt misses (the gold in the middle); a vote that reaches an edge can only help here.
     assert summary["s=2"]["plain"]["hit"]["acc"] == 0.0
     assert summary["s=2"]["vs_plain"]["hit"]["worse"] == 0
+    assert {cell["plain_from_call0"] for cell in summary.values()} == {0}
+    # Without the baseline, each row's call 0 (the plain prompt, byte for byte) is its plain answer: the same
+    # comparison, each pair counted as read off call 0.
+    alone = psc_summary(run.rows)["by_k"]["4"]["m=3"]
+    for label, cell in alone.items():
+        assert cell["plain_from_call0"] == cell["questions"] == summary[label]["questions"]
+        assert (cell["plain"], cell["vs_plain"]) == (summary[label]["plain"], summary[label]["vs_plain"])
+        assert cell["cost"]["input_ratio"] == 3.0
 
 
 def test_the_plain_builder_makes_the_benchmarks_own_prompt_bytes() -> None:

@@ -72,7 +72,8 @@ class BenchConfig:
     psc_calls: int = 0
     psc_slots: tuple[int, ...] = ()
     psc_designs: tuple[str, ...] = ("middle",)
-    #: Run only the psc arm; the plain rows it is paired with come from ``baseline``.
+    #: Run only the psc arm; the plain rows it is paired with come from ``baseline``, else from each row's call 0
+    #: (the plain prompt, byte for byte).
     psc_only: bool = False
     #: Run only the anchor ablation: each arm and the plain prompt it is paired with, at ``ablation_slots`` (a
     #: multi-gold question: at ``ablation_designs``) on the first ``ablation_questions``

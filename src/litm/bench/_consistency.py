@@ -11,7 +11,10 @@ order and where the gold passage sat. A stopped run resumes at the first (questi
 
 :func:`psc_summary` pairs each ``psc`` row with the plain row of the same question, ``k`` and slot (or design),
 from this run or its ``baseline``: accuracy difference with a 95% interval and an exact McNemar test, and the
-cost ratio in input tokens.
+cost ratio in input tokens. Where neither has that plain row (no baseline, or questions beyond it), the row's
+own call 0 is the plain answer: the plain prompt byte for byte, answered greedily, scored as every row is
+(``plain_from_call0`` counts these pairs; on the committed NQ run call 0 gave the baseline's answer in every
+one of the 76 prompts both had).
 
 Example:
     >>> from litm.bench._data import Passage, QAItem
@@ -37,6 +40,7 @@ from litm.bench._rows import BenchRow, Rows, numeric, rows_of
 from litm.consistency import PscAnswer, psc
 from litm.consistency._psc import DEFAULT_BUILDER
 from litm.eval._results import ResultsLog, read_rows
+from litm.eval._scoring import exact_match, score_output, token_f1
 from litm.eval._stats import mcnemar_exact, mean_ci, round_p, wilson
 from litm.models import Completion, Model
 from litm.models._base import PromptLike
@@ -147,6 +151,27 @@ def _plain_key(r: BenchRow) -> tuple[object, ...] | None:
     return None
 
 
+#: The key suffix of a plain row read off a psc row's call 0.
+_CALL0 = "|call=0"
+
+
+def _call0_plain(r: BenchRow) -> BenchRow | None:
+    """The plain row a ``psc`` row carries in its call 0 (the plain prompt, byte for byte), scored as the runner
+    scores a row; None for a row that is not a psc row or has no call answers.
+
+    Its input tokens are the mean per call: the calls read permutations of the same documents.
+    """
+    answers = r.get("call_answers")
+    if r.get("phase") != PSC_PHASE or not isinstance(answers, list) or not answers or not isinstance(answers[0], str):
+        return None
+    accepted = [str(a) for a in r.get("answers") or []]
+    score = score_output(answers[0], answers=accepted, question=str(r.get("question", "")))
+    calls = numeric(r, "calls_made") or float(len(answers))
+    return {"key": f"{r.get('key')}{_CALL0}", "arm": "plain", "hit": score.hit,
+            "em": exact_match(score.first_line, accepted), "f1": round(token_f1(score.first_line, accepted), 4),
+            "input_tokens": round((numeric(r, "input_tokens") or 0.0) / calls)}  # fmt: skip
+
+
 def _paired(a: Sequence[float], b: Sequence[float], binary: bool) -> dict[str, float]:
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     mean, lo, hi = mean_ci(diffs)
@@ -189,7 +214,7 @@ def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, object]:
         if r.get("phase") != PSC_PHASE:
             continue
         label = f"d={r['design']}" if r.get("gold_set") else f"s={r.get('slot')}"
-        match = plain.get((r.get("k"), label, str(r.get("qid"))))
+        match = plain.get((r.get("k"), label, str(r.get("qid")))) or _call0_plain(r)
         if match is None:
             continue
         cells = groups.setdefault(str(r.get("k")), {}).setdefault(f"m={r.get('psc_calls')}", {})
@@ -225,6 +250,7 @@ def psc_summary(rows: Rows, baseline: Rows = ()) -> dict[str, object]:
                 cell["agreement"] = round(sum(float(p.get("agreement") or 0) for p, _ in pairs) / len(pairs), 4)
                 # Call 0 is the plain prompt itself: the same bytes, so (greedy) the same answer.
                 cell["same_first_prompt"] = sum(p.get("first_prompt_sha") == q.get("prompt_sha") for p, q in pairs)
+                cell["plain_from_call0"] = sum(str(q.get("key", "")).endswith(_CALL0) for _, q in pairs)
                 out.setdefault(k, {}).setdefault(m, {})[label] = cell
     return {"by_k": out}
 

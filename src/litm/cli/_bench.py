@@ -262,7 +262,9 @@ def bench_cmd(
         ["middle"], "--psc-designs", help="Gold-set designs of the psc arm.", rich_help_panel=_PSC
     ),
     psc_only: bool = typer.Option(
-        False, "--psc-only", help="Only the psc arm; the plain rows it is paired with come from --baseline.",
+        False, "--psc-only",
+        help="Only the psc arm, paired with the plain rows of --baseline, else with each row's call 0 (the plain "
+        "prompt).",
         rich_help_panel=_PSC,
     ),
     out: Path = typer.Option(Path("litm-out/bench"), "--out", "-o", help="Output directory.", rich_help_panel=_RUN),
