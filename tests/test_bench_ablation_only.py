@@ -142,3 +142,15 @@ def test_a_copied_full_run_is_not_asked_again(tmp_path: Path, answers: dict[str,
     model = EdgeModel(answers)
     run = run_bench(model, _config(ablation_only=True), tmp_path / "copy", resume=True, progress=False)
     assert model.calls == 0 and run.answered == 0
+
+
+def test_a_refresh_rewrites_the_ablation_summary_and_no_slot_curve(tmp_path: Path, answers: dict[str, str]) -> None:
+    out = tmp_path / "abl"
+    run = run_bench(EdgeModel(answers), _config(ablation_only=True), out, progress=False)
+    written = write_ablation_outputs(out, run.rows, run.settings).with_suffix(".json").read_text(encoding="utf-8")
+    (out / "ablation-summary.json").unlink()
+    res = CliRunner().invoke(app, ["report", str(out), "--refresh"])
+    assert res.exit_code == 0, res.output
+    assert "ablation-summary.json" in res.output and "no HTML report" in res.output
+    assert (out / "ablation-summary.json").read_text(encoding="utf-8") == written
+    assert not (out / "bench-summary.json").exists() and not (out / "report.html").exists()

@@ -216,3 +216,14 @@ def test_cli_runs_the_psc_arm_against_a_baseline(
     assert "| s=2 | 2 | hit |" in (tmp_path / "p" / "psc-summary.md").read_text(encoding="utf-8")
     res = CliRunner().invoke(app, [*common, "--psc-calls", "40", "--out", str(tmp_path / "bad")])
     assert res.exit_code != 0 and "Traceback" not in res.output
+
+
+def test_a_refresh_of_a_psc_only_run_writes_its_psc_summary_only(tmp_path: Path) -> None:
+    from litm.bench._outputs import refresh_outputs
+
+    run = run_bench(EdgeModel(ANSWERS), _config(psc_only=True, psc_slots=(1,)), tmp_path, progress=False, items=ITEMS)
+    assert run.rows
+    refreshed = refresh_outputs(tmp_path)
+    assert refreshed.summary_path.name == "psc-summary.json" and refreshed.report is None
+    assert refreshed.summary["by_k"]["4"]["m=3"]["s=1"]["plain_from_call0"] == len(ITEMS)
+    assert not (tmp_path / "bench-summary.json").exists()

@@ -83,8 +83,10 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
     """Re-analyse a finished (or running) benchmark from its ``bench.jsonl`` and ``run.json``, without a model.
 
     For a run made by an older litm, or copied from another machine: the summary, Markdown, profiles, plots and
-    report are written again from the rows. The rows are only read, never repaired, so a run still writing to
-    the directory is left alone (its torn last line is skipped).
+    report are written again from the rows. A run of compression, psc or ablation arms only gets its own summary
+    (``compress-summary``, ``psc-summary``, ``ablation-summary``) and no slot-curve summary, plots or report. The
+    rows are only read, never repaired, so a run still writing to the directory is left alone (its torn last line
+    is skipped).
 
     >>> refresh_outputs("docs/results/bench-nq-gemma3-270m").summary["by_k"]["10"]["questions"]  # doctest: +SKIP
     100
@@ -105,4 +107,29 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
         if key not in seen:  # the first answer wins, as when the run resumes
             seen.add(key)
             rows.append(row)
+    partial = _arm_summaries(out, rows, settings)
+    if partial is not None:
+        return partial
     return write_outputs(out, rows, settings, plots=plots)
+
+
+def _arm_summaries(out: Path, rows: Sequence[BenchRow], settings: Mapping[str, Any]) -> BenchOutputs | None:
+    """Write the compression, psc and ablation summaries the run's config asks for, as the run itself did; for a
+    run of those arms only (``compress_only``, ``psc_only``, ``ablation_only``), return the last one written:
+    such a run has no slot sweep, so a full summary would report a slot curve it never measured."""
+    from litm.bench._ablation_summary import write_ablation_outputs
+    from litm.bench._compression_summary import write_compression_outputs
+    from litm.bench._consistency import write_psc_outputs
+
+    config = settings.get("config") or {}
+    written: list[Path] = []
+    if config.get("compress_arms"):
+        written.append(write_compression_outputs(out, rows, settings))
+    if config.get("psc_calls"):
+        written.append(write_psc_outputs(out, rows, settings))
+    if config.get("ablation_only"):
+        written.append(write_ablation_outputs(out, rows, settings))
+    if not written or not any(config.get(f) for f in ("compress_only", "psc_only", "ablation_only")):
+        return None
+    path = written[-1].with_suffix(".json")
+    return BenchOutputs(json.loads(path.read_text(encoding="utf-8")), path)

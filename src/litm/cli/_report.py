@@ -27,9 +27,13 @@ def report_cmd(
     from litm.bench._report import write_report
 
     if refresh:
-        from litm.bench._outputs import refresh_outputs
+        from litm.bench._outputs import SUMMARY, refresh_outputs
 
         summary = refresh_outputs(directory).summary_path
         typer.echo(f"summary: {summary} and {summary.with_suffix('.md').name}")
+        if summary.name != SUMMARY and not include:
+            # A run of compression, psc or ablation arms only: its Markdown summary is the whole result.
+            typer.echo("no HTML report: the run measured arms only, not the slot curve a report shows")
+            return
     path = write_report(directory, include=include, out=out, title=title)
     typer.echo(f"report: {path}")
