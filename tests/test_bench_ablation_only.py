@@ -154,3 +154,6 @@ def test_a_refresh_rewrites_the_ablation_summary_and_no_slot_curve(tmp_path: Pat
     assert "ablation-summary.json" in res.output and "no HTML report" in res.output
     assert (out / "ablation-summary.json").read_text(encoding="utf-8") == written
     assert not (out / "bench-summary.json").exists() and not (out / "report.html").exists()
+    # The Python API writes what the command writes.
+    assert run.write_outputs().summary_path == out / "ablation-summary.json"
+    assert not (out / "bench-summary.json").exists()

@@ -24,7 +24,7 @@ from litm.bench._settings import RESULTS, SETTINGS
 from litm.errors import EvalError
 from litm.eval._results import read_rows
 
-__all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs"]
+__all__ = ["SUMMARY", "SUMMARY_MD", "BenchOutputs", "refresh_outputs", "write_outputs", "write_run_outputs"]
 
 SUMMARY = "bench-summary.json"
 SUMMARY_MD = "bench-summary.md"
@@ -107,6 +107,15 @@ def refresh_outputs(out_dir: str | Path, *, plots: bool = True) -> BenchOutputs:
         if key not in seen:  # the first answer wins, as when the run resumes
             seen.add(key)
             rows.append(row)
+    return write_run_outputs(out, rows, settings, plots=plots)
+
+
+def write_run_outputs(
+    out_dir: str | Path, rows: Sequence[BenchRow], settings: Mapping[str, Any], *, plots: bool = True
+) -> BenchOutputs:
+    """What ``litm bench`` writes for a run of ``settings``' config: the compression, psc and ablation summaries
+    its arms ask for and, unless it ran those arms only, the full summary, profiles, plots and report."""
+    out = Path(out_dir)
     partial = _arm_summaries(out, rows, settings)
     if partial is not None:
         return partial

@@ -30,7 +30,7 @@ from litm.bench._cutoff import cutoff_note
 from litm.bench._data import QAItem
 from litm.bench._design import complete_arm, fold_of, quote_prefilled, read_arm_reply
 from litm.bench._jobs import Job, ablation_jobs, original_jobs, stage1_jobs, stage2_jobs
-from litm.bench._outputs import BenchOutputs, write_outputs
+from litm.bench._outputs import BenchOutputs, write_run_outputs
 from litm.bench._rows import BenchRow, rows_of
 from litm.bench._settings import COMPRESS_SCORES, RESULTS, SETTINGS, RunSettings, check_resume, run_settings
 from litm.bench._sources import load_bench_items
@@ -64,13 +64,14 @@ class BenchRun:
     notes: list[str] = field(default_factory=list)
 
     def write_outputs(self, *, plots: bool = True) -> BenchOutputs:
-        """Analyse the rows into ``out``: the summary (JSON and Markdown), each fold's profile, plots and report.
+        """Analyse the rows into ``out``: the summary (JSON and Markdown), each fold's profile, plots and report;
+        for a run of compression, psc or ablation arms only, that run's own summary (``compress-summary``, ...).
 
         >>> run = run_bench(load_model("local"), BenchConfig(questions=20), "out/")  # doctest: +SKIP
         >>> run.write_outputs().summary_path  # doctest: +SKIP
         PosixPath('out/bench-summary.json')
         """
-        return write_outputs(self.out, self.rows, self.settings, plots=plots)
+        return write_run_outputs(self.out, self.rows, self.settings, plots=plots)
 
 
 def _sha(text: str) -> str:
