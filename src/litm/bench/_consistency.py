@@ -14,7 +14,7 @@ from this run or its ``baseline``: accuracy difference with a 95% interval and a
 cost ratio in input tokens. Where neither has that plain row (no baseline, or questions beyond it), the row's
 own call 0 is the plain answer: the plain prompt byte for byte, answered greedily, scored as every row is
 (``plain_from_call0`` counts these pairs; on the committed NQ run call 0 gave the baseline's answer in every
-one of the 76 prompts both had).
+one of the 90 prompts both had).
 
 Example:
     >>> from litm.bench._data import Passage, QAItem
