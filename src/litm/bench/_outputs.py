@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litm.bench._ablation_summary import write_ablation_outputs
 from litm.bench._analysis import call_totals, fold_profiles, summarize
+from litm.bench._compression_summary import write_compression_outputs
+from litm.bench._consistency import write_psc_outputs
 from litm.bench._design import STRATEGIES, quote_markdown, quote_summary
 from litm.bench._goldsets import goldset_markdown, goldset_summary
 from litm.bench._likelihood import likelihood_summary
@@ -126,10 +129,6 @@ def _arm_summaries(out: Path, rows: Sequence[BenchRow], settings: Mapping[str, A
     """Write the compression, psc and ablation summaries the run's config asks for, as the run itself did; for a
     run of those arms only (``compress_only``, ``psc_only``, ``ablation_only``), return the last one written:
     such a run has no slot sweep, so a full summary would report a slot curve it never measured."""
-    from litm.bench._ablation_summary import write_ablation_outputs
-    from litm.bench._compression_summary import write_compression_outputs
-    from litm.bench._consistency import write_psc_outputs
-
     config = settings.get("config") or {}
     written: list[Path] = []
     if config.get("compress_arms"):
