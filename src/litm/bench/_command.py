@@ -12,13 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from litm.bench._ablation_summary import write_ablation_outputs
-from litm.bench._compression_summary import write_compression_outputs
 from litm.bench._config import BenchConfig
-from litm.bench._consistency import write_psc_outputs
 from litm.bench._design import NQ_ARMS, STRATEGIES
 from litm.bench._goldsets import GOLDSET_STRATEGIES
-from litm.bench._outputs import BenchOutputs, write_outputs
+from litm.bench._outputs import BenchOutputs, write_run_outputs
 from litm.bench._runner import BenchRun, run_bench
 from litm.bench._settings import recorded_batch
 from litm.errors import BenchError
@@ -110,15 +107,11 @@ def run_bench_command(job: BenchCommand, echo: Echo) -> BenchRun:
     echo(f"{run.answered} prompts answered, {run.reused} reused identical prompts; {len(run.rows)} rows in {out}")
     for note in run.notes:
         echo(f"warning: {note}")
-    if config.compress_arms:
-        echo(f"compression summary: {write_compression_outputs(out, run.rows, run.settings)}")
-    if config.psc_calls:
-        echo(f"psc summary: {write_psc_outputs(out, run.rows, run.settings)}")
-    if config.ablation_only:
-        echo(f"ablation summary: {write_ablation_outputs(out, run.rows, run.settings)}")
+    result = write_run_outputs(out, run.rows, run.settings, plots=job.plots)
+    for kind, path in result.arm_summaries.items():
+        echo(f"{kind} summary: {path}")
     if config.compress_only or config.psc_only or config.ablation_only:
         return run
-    result = write_outputs(out, run.rows, run.settings, plots=job.plots)
     for line in summary_lines(result):
         echo(line)
     if result.report is not None:

@@ -41,6 +41,8 @@ class BenchOutputs:
     summary_path: Path
     plots: list[Path] = field(default_factory=list)
     report: Path | None = None
+    #: The compression, psc and ablation summaries written beside it, by arm kind.
+    arm_summaries: dict[str, Path] = field(default_factory=dict)
 
 
 def write_outputs(
@@ -117,27 +119,21 @@ def write_run_outputs(
     out_dir: str | Path, rows: Sequence[BenchRow], settings: Mapping[str, Any], *, plots: bool = True
 ) -> BenchOutputs:
     """What ``litm bench`` writes for a run of ``settings``' config: the compression, psc and ablation summaries
-    its arms ask for and, unless it ran those arms only, the full summary, profiles, plots and report."""
+    its arms ask for (``arm_summaries``) and, unless it ran those arms only, the full summary, profiles, plots
+    and report. A run of those arms only has no slot sweep, so a full summary would report a slot curve it never
+    measured: its result is the last arm summary written."""
     out = Path(out_dir)
-    partial = _arm_summaries(out, rows, settings)
-    if partial is not None:
-        return partial
-    return write_outputs(out, rows, settings, plots=plots)
-
-
-def _arm_summaries(out: Path, rows: Sequence[BenchRow], settings: Mapping[str, Any]) -> BenchOutputs | None:
-    """Write the compression, psc and ablation summaries the run's config asks for, as the run itself did; for a
-    run of those arms only (``compress_only``, ``psc_only``, ``ablation_only``), return the last one written:
-    such a run has no slot sweep, so a full summary would report a slot curve it never measured."""
     config = settings.get("config") or {}
-    written: list[Path] = []
+    written: dict[str, Path] = {}
     if config.get("compress_arms"):
-        written.append(write_compression_outputs(out, rows, settings))
+        written["compression"] = write_compression_outputs(out, rows, settings)
     if config.get("psc_calls"):
-        written.append(write_psc_outputs(out, rows, settings))
+        written["psc"] = write_psc_outputs(out, rows, settings)
     if config.get("ablation_only"):
-        written.append(write_ablation_outputs(out, rows, settings))
-    if not written or not any(config.get(f) for f in ("compress_only", "psc_only", "ablation_only")):
-        return None
-    path = written[-1].with_suffix(".json")
-    return BenchOutputs(json.loads(path.read_text(encoding="utf-8")), path)
+        written["ablation"] = write_ablation_outputs(out, rows, settings)
+    if written and any(config.get(f) for f in ("compress_only", "psc_only", "ablation_only")):
+        path = list(written.values())[-1].with_suffix(".json")
+        return BenchOutputs(json.loads(path.read_text(encoding="utf-8")), path, arm_summaries=written)
+    result = write_outputs(out, rows, settings, plots=plots)
+    result.arm_summaries = written
+    return result
