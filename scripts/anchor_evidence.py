@@ -13,9 +13,12 @@ Reads every ``docs/results/*/bench-summary.json`` that has an anchor ablation:
 Ablation-only runs (``litm bench --ablation-only``) are read from their ``ablation-summary.json``, which holds
 the same keys. A run grown by questions on the same arm, model, data, k and slots replaces the smaller cell.
 
-A cell is *below* when its interval lies entirely below 0, *above* when entirely above. The page names the arm
-that renders the anchors litm ships (``AnchorOptions()``) and counts where it is below plain;
-``tests/test_anchor_evidence.py`` regenerates the page and fails when the committed one is stale.
+A cell is *below* when its interval lies entirely below 0, *above* when entirely above. The page ends with the
+rule litm's default follows (:func:`litm.prompt.anchors_for`): a model with committed cells of litm's id-and-title
+format (the ``minimal`` arm, ``AnchorOptions()``) against plain gets ``minimal`` when it was above plain on one and
+below on none, else plain; any other model gets plain. ``tests/test_anchor_evidence.py`` regenerates the page and
+fails when the committed one is stale; ``tests/test_anchor_rule.py`` fails when litm's shipped table
+(``MEASURED_ANCHORS`` in ``src/litm/prompt/_anchor_rule.py``) differs from the rule applied to these runs.
 
 Usage:
     python scripts/anchor_evidence.py            # rewrite docs/anchor-evidence.md
@@ -39,6 +42,8 @@ PAGE = ROOT / "docs" / "anchor-evidence.md"
 ARMS = ("default", "bracket", "default-position", "default-score", "default-recap", "default-closing",
         "default+middle", "minimal", "quote-first", "anchored", "plain-both", "anchored-both")  # fmt: skip
 GOLD_METRICS = ("em", "f1", "hit", "likelihood")
+#: The arm a measured model may get instead of plain: litm's id-and-title blocks (``AnchorOptions()``).
+CANDIDATE = "minimal"
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,22 @@ def _run_cells(run: str, summary: Mapping[str, Any]) -> Iterator[ArmCell]:
                                           d["diff"], d["lo"], d["hi"], d["n"])  # fmt: skip
 
 
+def model_defaults(rows: list[ArmCell]) -> dict[str, str]:
+    """Each model with a committed ``minimal``-against-plain cell, and the arm the rule gives it: ``minimal`` when
+    it was above plain on one of that model's cells and below on none, else ``plain``."""
+    out: dict[str, str] = {}
+    for model in sorted({c.model for c in rows if c.arm == CANDIDATE and c.base == "plain"}):
+        mine = [c for c in rows if c.model == model and c.arm == CANDIDATE and c.base == "plain"]
+        good = any(c.verdict == "above" for c in mine) and not any(c.verdict == "below" for c in mine)
+        out[model] = CANDIDATE if good else "plain"
+    return out
+
+
+def run_specs(results: Path = RESULTS) -> dict[str, str]:
+    """The model spec each committed run was made with (``litm bench --model``), by run."""
+    return {run: str((summary.get("model") or {}).get("spec") or "") for run, summary in _all_summaries(results)}
+
+
 def shipped_arm() -> str:
     """The benchmark arm whose anchors are exactly the ones litm ships (``AnchorOptions()``)."""
     from litm.bench._design import _ANCHORS
@@ -178,10 +199,25 @@ def render(results: Path = RESULTS) -> str:
     below = sorted(f"{c.run} ({c.metric} {c.diff:+.3f})" for c in against if c.verdict == "below")
     lines += [
         "",
-        "## The shipped default",
+        "## The default by model",
         "",
-        f"The anchors litm ships (`AnchorOptions()`) are the `{shipped}` arm: below plain in {len(below)} of "
-        f"{len(against)} cells" + (f" ({'; '.join(below)})." if below else "."),
+        f"litm's id-and-title blocks (`AnchorOptions()`) are the `{shipped}` arm: below plain in {len(below)} of "
+        f"{len(against)} cells" + (f" ({'; '.join(below)})." if below else ".") + " No other format beats plain",
+        "on every model, so a prompt gets its model's measured format: a model with `minimal` cells against plain",
+        "gets `minimal` when it was above plain on one and below on none, else plain. Any other model gets plain",
+        "(Liu et al.'s format), the only format no committed run found below plain. `MEASURED_ANCHORS` in",
+        "`src/litm/prompt/_anchor_rule.py` ships this table, and `tests/test_anchor_rule.py` fails when the two",
+        "differ.",
+        "",
+        f"| model | `{CANDIDATE}` cells against plain | above | below | default |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for model, arm in model_defaults(rows).items():
+        mine = [c for c in rows if c.model == model and c.arm == CANDIDATE and c.base == "plain"]
+        above, low = sum(c.verdict == "above" for c in mine), sum(c.verdict == "below" for c in mine)
+        lines.append(f"| {model} | {len(mine)} | {above} | {low} | `{arm}` |")
+    lines += [
+        "| any other model | - | - | - | `plain` |",
         "",
         "Regenerate with `python scripts/anchor_evidence.py` after committing a run.",
         "",

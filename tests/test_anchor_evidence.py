@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from litm.prompt import AnchorOptions
 from script_support import load_script
 
@@ -58,14 +56,14 @@ def test_nq_cells_take_each_arms_slots_and_skip_a_summary_without_intervals() ->
     ]
 
 
-# Strict: it passes, and so must be turned back into a plain test, the day the shipped anchors are below plain
-# nowhere. Today the id-and-title default (`minimal`) is below plain by likelihood on NQ k = 20 (issue 41), on the
-# first 100 questions and on all 200 (-0.070 [-0.117, -0.024]).
-@pytest.mark.xfail(strict=True, reason="issue 41: the id-and-title default is below plain on NQ k=20 likelihood")
-def test_the_shipped_anchors_are_never_significantly_below_the_plain_prompt() -> None:
+def test_the_shipped_id_and_title_format_is_below_plain_on_one_model_only() -> None:
+    # Why the default is by model (issue 41; tests/test_anchor_rule.py checks the default itself): litm's id and
+    # title are below plain by likelihood on Qwen 0.5B NQ k = 20 (-0.070 [-0.117, -0.024], 200 questions) and
+    # above it on the embedded Gemma 270M.
     shipped = EVIDENCE.shipped_arm()
-    below = [c for c in EVIDENCE.cells() if c.arm == shipped and c.base == "plain" and c.verdict == "below"]
-    assert not below, below
+    verdicts = {(c.model, c.verdict) for c in EVIDENCE.cells() if c.arm == shipped and c.base == "plain"}
+    assert ("qwen2.5-coder-0.5b", "below") in verdicts and ("gemma3-270m", "above") in verdicts
+    assert ("gemma3-270m", "below") not in verdicts
 
 
 def test_a_copy_still_running_never_counts_an_arm_twice(tmp_path: Path) -> None:

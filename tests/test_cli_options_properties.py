@@ -63,7 +63,9 @@ def test_every_format_and_language_offered_is_accepted(fmt: str, lang: str) -> N
 @pytest.mark.parametrize("position", [m.value for m in QuestionPosOpt])
 def test_every_anchor_and_layout_choice_offered_is_accepted(style: str, score_as: str, position: str) -> None:
     docs = [{"id": "a", "text": "Paris is in France.", "score": 2.0}, {"id": "b", "text": "Lyon.", "score": 1.0}]
-    prompt = build_prompt(docs, "Where is Paris?", anchors=AnchorOptions(style=style, score_as=score_as),
+    # "auto" is the command's own choice (the model's anchors); its fields then take AnchorOptions' style.
+    fields = {"score_as": score_as} if style == "auto" else {"style": style, "score_as": score_as}
+    prompt = build_prompt(docs, "Where is Paris?", anchors=AnchorOptions(**fields),  # type: ignore[arg-type]
                           layout=Layout(question_position=position))  # fmt: skip
     assert "Paris is in France." in prompt.render("text")
 

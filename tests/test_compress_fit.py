@@ -6,7 +6,7 @@ import pytest
 
 from litm.budget import fit
 from litm.errors import ContextBudgetExceeded
-from litm.prompt import PromptBuilder
+from litm.prompt import AnchorOptions, PromptBuilder
 from litm.tokens import get_tokenizer
 
 QUESTION = "When did the Eiffel Tower open to the public?"
@@ -41,8 +41,9 @@ def test_with_room_to_spare_nothing_is_compressed() -> None:
 
 
 def test_compression_keeps_part_of_a_document_where_dropping_keeps_none() -> None:
-    plain = fit(DOCS, QUESTION, PromptBuilder(), "openai:gpt-4o", max_input_tokens=100)
-    squeezed = fit(DOCS, QUESTION, PromptBuilder(), "openai:gpt-4o", max_input_tokens=100, compress="embed")
+    builder = PromptBuilder(anchors=AnchorOptions())  # litm's tags: the budget below fits no whole document
+    plain = fit(DOCS, QUESTION, builder, "openai:gpt-4o", max_input_tokens=100)
+    squeezed = fit(DOCS, QUESTION, builder, "openai:gpt-4o", max_input_tokens=100, compress="embed")
     assert plain.kept == [] and squeezed.kept and squeezed.compression is not None
     assert squeezed.upper <= 100 and squeezed.kept[0].id == "tower"
 

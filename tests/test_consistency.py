@@ -317,7 +317,8 @@ def index(tmp_path: Path) -> Path:
 
 
 def test_ask_places_once_then_votes_over_orders_without_citations(server: _Server, index: Path) -> None:
-    pipeline = Pipeline.from_index(index, model=server.model(), k=3)
+    # The server answers with the first document's id, read from litm's id-and-title anchors (given).
+    pipeline = Pipeline.from_index(index, model=server.model(), k=3, builder=PromptBuilder(anchors=AnchorOptions()))
     question = "When did the tower open?"
     prepared = pipeline.prepare(question)
     out = ask(pipeline, question, calls=4, seed=1)

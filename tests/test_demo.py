@@ -15,6 +15,7 @@ import pytest
 from litm.models import load_model
 from litm.placement import PositionProfile
 from litm.probe._demo import demo_index, demo_pipeline, demo_rows
+from litm.prompt import anchors_for
 from litm.rag import rank_chart
 
 
@@ -56,6 +57,8 @@ def check_profile_and_retrieval(out: str) -> None:
     assert f"each slot's weight is the profile's {chart.label}\n" in out
     assert "stage 4/5  the anchored prompt, fitted to the budget: 2048 input tokens" in out
     assert "2048 input tokens, recommended_max_input_tokens of the committed needle probe" in out
+    # The anchors' rule too (issue 41): the model's measured format, else Liu et al.'s.
+    assert re.search(r"\n  anchors: the (xml|liu) style; default rule used: \S", out)
     gain = data("demo-evidence.json")["gain"]
     # The evidence is the order the demo places by (auto with the committed profile: the profile strategy's).
     assert gain["strategy"] == "profile" and gain["gain"] == 0.0231
@@ -67,6 +70,8 @@ def test_stages_one_to_four_print_what_was_measured(tmp_path: Path) -> None:
     out = demo("--model", "openai:gpt-4o-mini", "--no-answer")
     check_profile_and_retrieval(out)
     assert "note: this profile was measured on gemma3-270m, not on gpt-4o-mini" in out
+    # An unmeasured model gets Liu et al.'s format, and the demo says why.
+    assert f"  anchors: the liu style; default rule used: {anchors_for('openai:gpt-4o-mini').rule}\n" in out
     assert "stage 5/5  skipped (--no-answer)" in out and "placed by" not in out
     # The printed count is the count of the prompt the pipeline builds, by gpt-4o-mini's own tokenizer.
     counted = re.search(r"  (\d+) tokens counted by gpt-4o-mini's own tokenizer \(bpe-openai:o200k_base, exact\)", out)

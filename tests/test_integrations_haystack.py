@@ -231,7 +231,9 @@ def test_a_rag_pipeline_answers_through_haystacks_openai_chat_generator(
     monkeypatch.setenv("LITM_TEST_LLAMA_KEY", "not-needed-by-llama-cpp")
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(_store(), top_k=8))
-    pipe.add_component("prompt", LitmPromptBuilder(tokenizer=GPT4O, max_input_tokens=330))
+    # litm's id-and-title anchors, given: SmolLM2 is a model litm has not measured (whose default is Liu's format).
+    xml = PromptBuilder(anchors=AnchorOptions())
+    pipe.add_component("prompt", LitmPromptBuilder(tokenizer=GPT4O, max_input_tokens=330, builder=xml))
     pipe.add_component("llm", OpenAIChatGenerator(
         api_key=Secret.from_env_var("LITM_TEST_LLAMA_KEY"), model=llama_server.alias,
         api_base_url=llama_server.base_url,

@@ -91,7 +91,9 @@ def test_the_synthesizer_answers_with_litms_prompt_through_a_real_llm(index: Vec
         llm.model  # noqa: B018  # loads SmolLM2, or says what to install
     except litm.ModelNotFoundError as exc:
         pytest.skip(str(exc))
-    synthesizer = LitmSynthesizer(llm=llm, budget=Budget("local:smollm2", max_input_tokens=450))
+    # litm's id-and-title anchors, given: SmolLM2 is a model litm has not measured, whose default is Liu's format.
+    xml = PromptBuilder(anchors=AnchorOptions())
+    synthesizer = LitmSynthesizer(llm=llm, budget=Budget("local:smollm2", max_input_tokens=450), builder=xml)
     engine = index.as_query_engine(llm=llm, similarity_top_k=8, response_synthesizer=synthesizer)
     response = engine.query(QUESTION)
     assert "Röntgen" in str(response)
@@ -123,13 +125,17 @@ def test_the_synthesizers_messages_are_llamaindex_chat_messages(hits: list[NodeW
     )
     # Chat messages carry the chat wording, as the Pipeline's do: the answer first, never ids alone.
     assert messages[1].content.startswith(PromptBuilder().for_chat().wording.prompt_template.chat_instruction)
-    chat = LitmSynthesizer.messages_for(hits, QUESTION)[-1].content
+    xml = PromptBuilder(anchors=AnchorOptions())
+    chat = LitmSynthesizer.messages_for(hits, QUESTION, builder=xml)[-1].content
     completion = LitmLLM()
     completion.is_chat = False  # a completion LLM's synthesizer still gives chat messages in the chat wording
-    assert LitmSynthesizer(llm=completion).messages(hits, QUESTION)[-1].content == chat
-    assert "Never reply with ids alone." in chat and "Never reply with ids alone." not in PromptBuilder().build(
+    assert LitmSynthesizer(llm=completion, builder=xml).messages(hits, QUESTION)[-1].content == chat
+    assert "Never reply with ids alone." in chat and "Never reply with ids alone." not in xml.build(
         [{"id": "a", "text": "x"}], QUESTION
     ).text
+    # No anchors given and no model: Liu et al.'s format, whose own instruction a chat model keeps.
+    default = LitmSynthesizer.messages_for(hits, QUESTION)[-1].content
+    assert default.startswith(PromptBuilder().template.liu_instruction) and "Document [1](Title: " in default
 
 
 def test_settings_round_trip_through_to_dict_and_json() -> None:

@@ -11,7 +11,7 @@ import pytest
 from litm.errors import DuplicateIdError, LitmError, ModelNotFoundError, PromptError
 from litm.placement import PlacementOptions, place
 from litm.placement._profile import PositionProfile
-from litm.prompt import ChatTemplate, PromptBuilder, PromptTemplate, build_prompt
+from litm.prompt import AnchorOptions, ChatTemplate, PromptBuilder, PromptTemplate, build_prompt
 from litm.prompt._anchors import middle_slots
 from litm.prompt._chat_template import template_tokens
 from litm.prompt._escape import Neutralizer
@@ -20,6 +20,8 @@ from litm.prompt._parse import parse_citations, parse_prompt
 DOCS = [{"id": f"d{i}", "text": f"text {i}", "score": 1 - i / 10} for i in range(1, 7)]
 # Every anchor element on (the defaults show the id and title only): for the tests of the elements themselves.
 FULL: dict[str, bool] = {"positions": True, "scores": True, "closing_ids": True, "recap": True}
+# litm's id-and-title blocks, given: a prompt for no particular model gets Liu et al.'s format instead.
+XML = AnchorOptions()
 
 
 def sections(text: str) -> list[str]:
@@ -30,7 +32,7 @@ def sections(text: str) -> list[str]:
 
 
 def test_default_layout_question_after_documents_then_answer_cue() -> None:
-    p = build_prompt(DOCS, "Why?")
+    p = build_prompt(DOCS, "Why?", anchors=XML)
     parts = sections(p.text)
     assert parts[0].startswith("Answer the question using only the documents below.")
     assert parts[1] == '<document id="d1">\ntext 1\n</document>'  # the id only, by default
@@ -61,7 +63,7 @@ def test_anchor_switches() -> None:
     assert "citations" not in p.user
     q = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?", sources=False)
     assert 'title="T"' not in q.user and 'source="S"' not in q.user
-    r = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?")
+    r = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?", anchors=XML)
     assert '<document id="a" title="T" source="S">' in r.user
     full = build_prompt([{"id": "a", "text": "t", "title": "T", "source": "S"}], "Q?", **FULL)
     assert '<document id="a" position="1/1" title="T" source="S">' in full.user
@@ -90,7 +92,7 @@ def test_answer_cue_and_system_text() -> None:
 
 
 def test_system_and_instruction_are_neutralised_too() -> None:
-    p = build_prompt(DOCS[:1], "Q?", system="x<|im_end|>", instruction="use </document> tags")
+    p = build_prompt(DOCS[:1], "Q?", system="x<|im_end|>", instruction="use </document> tags", anchors=XML)
     assert p.system == "x<\\|im_end|>"
     assert "use <\\/document> tags" in p.user
     assert p.parse().ids == ["d1"]
@@ -214,18 +216,18 @@ def test_template_tokens_are_extracted() -> None:
 
 def test_jinja_format_escapes_the_templates_own_tokens() -> None:
     docs = [{"id": "a", "text": "x<end_turn><turn:system>y"}]
-    built_with = build_prompt(docs, "Q?", chat_template=TEMPLATE)
+    built_with = build_prompt(docs, "Q?", chat_template=TEMPLATE, anchors=XML)
     out = built_with.to_jinja()
     assert out.count("<end_turn>") == 1 and "x<\\end_turn>" in out
     # Given only at render time, the prompt is rebuilt with the template's tokens escaped.
-    late = build_prompt(docs, "Q?")
+    late = build_prompt(docs, "Q?", anchors=XML)
     assert late.user.count("<end_turn>") == 1  # not special for other formats
     assert late.render("jinja", chat_template=TEMPLATE) == out
     bound = late.with_chat_template(TEMPLATE)
     assert bound.user == built_with.user and bound.to_jinja() == out
     assert bound.parse(out).texts == built_with.parse(out).texts == [docs[0]["text"]]
     # Without that token in the content, binding a template changes nothing.
-    plain = build_prompt(DOCS[:1], "Q?")
+    plain = build_prompt(DOCS[:1], "Q?", anchors=XML)
     assert plain.with_chat_template(TEMPLATE).user == plain.user
 
 
@@ -277,7 +279,7 @@ def test_gguf_errors_are_typed(tmp_path: Path) -> None:
 
 
 def test_parse_is_strict() -> None:
-    default = build_prompt(DOCS[:2], "Q?")  # bare closing tags parse back too
+    default = build_prompt(DOCS[:2], "Q?", anchors=XML)  # bare closing tags parse back too
     assert default.parse().ids == ["d1", "d2"] and default.parse().texts == ["text 1", "text 2"]
     p = build_prompt(DOCS[:2], "Q?", **FULL)
     assert p.parse().ids == ["d1", "d2"]
@@ -289,18 +291,18 @@ def test_parse_is_strict() -> None:
         parse_prompt(p.text + "\n<document oops")
     assert parse_prompt("no documents here").blocks == ()
     assert parse_prompt(p.to_anthropic()).ids == ["d1", "d2"]
-    zh = build_prompt(DOCS[:2], "问题?", lang="zh")
+    zh = build_prompt(DOCS[:2], "问题?", lang="zh", anchors=XML)
     assert parse_prompt(zh.text).ids == ["d1", "d2"]  # the language is found automatically
 
 
 def test_citations() -> None:
-    p = build_prompt(DOCS, "Q?", strategy="edges")
+    p = build_prompt(DOCS, "Q?", strategy="edges", anchors=XML)
     c = parse_citations("A [d3]. B [d1, d6]; C 【d2】 and [d3] again, [link](http://x), [d9].", p)
     assert c.ids == ["d3", "d1", "d6", "d2"]
     assert [x.slot for x in c] == [p.ids.index(i) + 1 for i in c.ids]
     assert c.unknown == ("d9",)
     assert parse_citations("see [d2]", p.plan).ids == ["d2"]
-    odd = build_prompt([{"id": "a<|b", "text": "x"}], "Q?")
+    odd = build_prompt([{"id": "a<|b", "text": "x"}], "Q?", anchors=XML)
     assert parse_citations("[a<\\|b] and [a<|b]", odd).ids == ["a<|b"]
     with pytest.raises(PromptError):
         parse_citations("x", "not a prompt")  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litm.prompt import ChatTemplate, PromptBuilder, build_prompt
+from litm.prompt import AnchorOptions, ChatTemplate, PromptBuilder, build_prompt
 from litm.prompt._escape import Neutralizer
 from litm.prompt._parse import parse_citations, parse_prompt
 
@@ -111,7 +111,7 @@ def test_neutralizer_restores_exactly_and_leaves_no_token(text: str, extra: list
 @settings(max_examples=100)
 @given(ids=st.lists(st.text("abcxyz-_019", min_size=1, max_size=6), min_size=1, max_size=6, unique=True))
 def test_citations_map_back_to_documents(ids: list[str]) -> None:
-    prompt = PromptBuilder().build([{"id": i, "text": f"text of {i}"} for i in ids], "which?")
+    prompt = PromptBuilder(anchors=AnchorOptions()).build([{"id": i, "text": f"text of {i}"} for i in ids], "which?")
     answer = " ".join(f"claim [{i}]" for i in reversed(ids))
     cited = parse_citations(answer, prompt)
     assert cited.ids == list(reversed(ids))

@@ -68,7 +68,9 @@ def test_framework_ids_are_shown_as_numbers_and_mapped_back(framework: str) -> N
     items = FRAMEWORKS[framework]()
     own = [_own_id(i) for i in items]
     assert all(len(i) > SHORT_ID_CHARS for i in own)
-    assert '<document id="2">' in build_prompt(items, QUESTION).text  # the default anchors: the id alone
+    assert '<document id="2">' in build_prompt(items, QUESTION, anchors=AnchorOptions()).text  # the id alone
+    # Liu et al.'s format (no model given) numbers them anyway, and maps the numbers back the same way.
+    assert build_prompt(items, QUESTION).citations("Nine months [2].").ids == [own[1]]
     p = build_prompt(items, QUESTION, anchors=FULL)
     assert p.ids == own and p.shown_ids == [str(k) for k in range(1, 8)]
     assert not any(i in p.text for i in own)
@@ -115,7 +117,7 @@ def test_the_haystack_prompt_builder_keeps_more_under_the_same_budget() -> None:
 def test_short_ids_are_kept_as_given() -> None:
     # The benchmark's ids ("doc-12") and chunk ids ("guide.md#3") are short: shown, and cited, as they are.
     docs = [{"id": "doc-12", "text": "a"}, {"id": "notes/context_managers.md#3", "text": "b"}]
-    p = build_prompt(docs, "Q?")
+    p = build_prompt(docs, "Q?", anchors=AnchorOptions())
     assert p.shown_ids == p.ids == ["doc-12", "notes/context_managers.md#3"]
     assert p.citations("[notes/context_managers.md#3]").ids == ["notes/context_managers.md#3"]
     assert p.citations("[2]").ids == []  # a number is not read as a slot when ids are shown as given

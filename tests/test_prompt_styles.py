@@ -23,7 +23,7 @@ from litm.placement._documents import Doc
 from litm.placement._plan import PlacementPlan, SlotInfo
 from litm.probe._items import render_docs
 from litm.probe._recipe import verify_row
-from litm.prompt import AnchorOptions, PromptBuilder, PromptTemplate, Wording, build_prompt
+from litm.prompt import AnchorOptions, PromptBuilder, PromptTemplate, Wording, anchors_for, build_prompt
 from litm.prompt._anchors import STYLES
 from litm.prompt._parse import parse_citations, parse_prompt
 from litm.prompt._styles import get_style, render_documents
@@ -193,9 +193,11 @@ def test_demo_renders_through_the_one_renderer(tmp_path: Path) -> None:
     index = demo.demo_index(tmp_path / "index", rows)
     rag = demo.demo_pipeline(index, load_model("openai:gpt-4o-mini"), PositionProfile.pyramid(), 4096, "pyramid")
     prepared = rag.prepare(rows[0]["question"])
-    # A chat model gets the builder's chat wording (the answer before the cited ids), through the same renderer.
+    # A chat model gets the builder's chat wording (the answer before the cited ids), through the same renderer;
+    # its anchors are its model's: an unmeasured API model gets Liu et al.'s format.
     assert prepared.prompt == rag.builder.for_chat().build(prepared.plan, rows[0]["question"])
-    assert render_documents(prepared.plan, AnchorOptions()) in prepared.prompt.user
+    assert prepared.plan.model == "openai:gpt-4o-mini" and prepared.prompt.anchors == anchors_for(None).options
+    assert render_documents(prepared.plan, prepared.prompt.anchors) in prepared.prompt.user
 
 
 # -- the committed runs, byte for byte ------------------------------------------------------------------

@@ -103,6 +103,6 @@ def test_a_budget_too_small_names_the_flags(index: Path) -> None:
     assert proc.stderr == (
         "litm: error: --max-tokens 64 leaves no input budget of --budget 20 (lower --max-tokens or raise --budget)\n"
     )
-    proc = litm("rag", str(index), "Where is Paris?", "--model", "openai:gpt-4o", "--budget", "80", "--max-tokens", "9")
+    proc = litm("rag", str(index), "Where is Paris?", "--model", "openai:gpt-4o", "--budget", "30", "--max-tokens", "9")
     assert proc.returncode == 2 and "(raise --budget, lower --max-tokens, or shorten" in proc.stderr
     assert "max_input_tokens" not in proc.stderr

@@ -25,7 +25,7 @@ from litm.errors import (
 )
 from litm.models import load_model
 from litm.placement import PositionProfile
-from litm.prompt import PromptBuilder, Wording
+from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.rag import Pipeline
 from litm.rag._defaults import DEFAULT_ANSWER_TOKENS, DEFAULT_K, DEFAULT_STRATEGY
 from litm.retrieve import BM25, Index, build_index
@@ -65,6 +65,9 @@ def gpt(index: Index, reply: str = "Paris [fr#0].", **options: Any) -> tuple[Pip
 
     client = http.Client(transport=http.MockTransport(handle))
     model = load_model("openai:gpt-4o-mini", api_key="sk-test", http_client=client)
+    # These tests are about citations by id: litm's id-and-title anchors, given (an unmeasured API model's own
+    # default is Liu et al.'s numbered format; see tests/test_anchor_rule.py).
+    options.setdefault("builder", PromptBuilder(anchors=AnchorOptions()))
     return Pipeline.from_index(index, retriever="bm25", model=model, **options), sent
 
 
@@ -306,6 +309,9 @@ def gpt_replies(index: Index, replies: list[str], **options: Any) -> tuple[Pipel
 
     client = http.Client(transport=http.MockTransport(handle))
     model = load_model("openai:gpt-4o-mini", api_key="sk-test", http_client=client)
+    # These tests are about citations by id: litm's id-and-title anchors, given (an unmeasured API model's own
+    # default is Liu et al.'s numbered format; see tests/test_anchor_rule.py).
+    options.setdefault("builder", PromptBuilder(anchors=AnchorOptions()))
     return Pipeline.from_index(index, retriever="bm25", model=model, **options), sent
 
 
@@ -318,7 +324,7 @@ def test_a_chat_model_is_asked_for_the_answer_before_the_ids(index: Index) -> No
     # What the gate counted is what was sent: the chat wording, not the default one.
     assert answer.prompt.user == prompt
     # A given instruction is kept; so is a base model's wording (the embedded model's committed demo relies on it).
-    own = PromptBuilder(wording=Wording(instruction="Be brief."))
+    own = PromptBuilder(wording=Wording(instruction="Be brief."), anchors=AnchorOptions())
     rag, sent = gpt_replies(index, ["Paris [fr#0]."], builder=own)
     rag.ask("What is the capital of France?")
     assert sent[0]["messages"][-1]["content"].startswith("Be brief.")

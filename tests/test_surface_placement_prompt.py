@@ -27,7 +27,7 @@ PLACEMENT = {
 }  # fmt: skip
 PROMPT = {
     "AnchorOptions", "ChatTemplate", "Escaping", "Layout", "Prompt", "PromptBuilder", "PromptTemplate", "Wording",
-    "build_prompt", "parse_quoted_answer",
+    "anchors_for", "build_prompt", "parse_quoted_answer", "register_anchors",
 }  # fmt: skip
 
 

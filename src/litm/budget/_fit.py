@@ -17,7 +17,7 @@ Example:
     >>> docs = [{"id": f"d{i}", "text": "lorem ipsum " * 30, "score": i / 10} for i in range(10)]
     >>> r = fit(docs, "Which one?", PromptBuilder(), "openai:gpt-4", max_input_tokens=250, rank_by="score")
     >>> r.upper <= 250, r.exact, [d.id for d in r.kept]
-    (True, True, ['d9', 'd8'])
+    (True, True, ['d9', 'd8', 'd7'])
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from litm.cli import app
 from litm.cli._input import load_input
 from litm.cli._options import FormatOpt, LangOpt, RankByOpt, check_strategy, in_flags
 from litm.errors import ContextBudgetExceeded
+from litm.placement import PlacementOptions
 from litm.placement._registry import DEFAULT_STRATEGY
 from litm.prompt import AnchorOptions, PromptBuilder, Wording
 from litm.tokens import get_tokenizer
@@ -21,7 +22,10 @@ from litm.tokens import get_tokenizer
 def fit_cmd(
     path: Path | None = typer.Argument(None, help="JSON Lines or JSON array of documents; '-' or omitted: stdin."),
     budget: int = typer.Option(..., "--budget", "-b", min=1, help="max_input_tokens for the whole prompt."),
-    model: str = typer.Option("local", "--model", "-m", help="Model spec whose tokenizer counts (e.g. local)."),
+    model: str = typer.Option(
+        "local", "--model", "-m",
+        help="The model the prompt is for: its tokenizer counts, and it picks the anchors and auto's profile.",
+    ),
     question: str = typer.Option(..., "--question", "-q", help="The question."),
     reserve: int = typer.Option(0, "--reserve", min=0, help="Tokens reserved for the answer."),
     fmt: FormatOpt = typer.Option("text", "--format", "-f", help="Count and print in this format."),
@@ -32,10 +36,13 @@ def fit_cmd(
     rank_by: RankByOpt = typer.Option(RankByOpt.input, "--rank-by", help="Trust input order, or sort by score."),
     truncate: bool = typer.Option(False, "--truncate", help="Cut the best dropped document at a sentence end."),
     system: str | None = typer.Option(None, "--system", help="System text (counted)."),
-    scores: bool = typer.Option(
-        AnchorOptions().scores, "--scores/--no-scores", help="Relevance scores in the headers."
+    scores: bool | None = typer.Option(
+        None, "--scores/--no-scores", show_default=False,
+        help="Relevance scores in litm's tags (given or not: AnchorOptions with it) [default: the model's anchors].",
     ),
-    middle_marker: bool = typer.Option(False, "--middle-marker", help="Mark documents in the middle zone."),
+    middle_marker: bool | None = typer.Option(
+        None, "--middle-marker", show_default=False, help="Mark documents in the middle zone (litm's tags)."
+    ),
 ) -> None:
     """Trim the lowest-ranked documents until the full prompt fits the budget, then print it.
 
@@ -43,16 +50,18 @@ def fit_cmd(
     Example: litm fit --budget 2000 --model local -q "who won?" --rank-by score < docs.jsonl
     """
     records = load_input(path)
-    # Ranking and placement are fit's options: the builder only renders the plan fit hands it.
-    builder = PromptBuilder(
-        wording=Wording(lang=str(lang.value), system=system),
-        anchors=AnchorOptions(scores=scores, middle_marker=middle_marker),
-    )
+    # Ranking and placement are fit's options: the builder only renders the plan fit hands it. Without an anchor
+    # flag the prompt gets the model's anchors (the plan carries the model), as build_prompt does.
+    flags = (("scores", scores), ("middle_marker", middle_marker))
+    fields = {name: value for name, value in flags if value is not None}
+    anchors = AnchorOptions().replace(**fields) if fields else None
+    builder = PromptBuilder(wording=Wording(lang=str(lang.value), system=system), anchors=anchors)
     tokenizer = get_tokenizer(model)
     try:
         result = fit(
             records, question, builder, tokenizer, budget, reserve,
-            format=str(fmt.value), strategy=strategy, rank_by=rank_by.value, truncate=truncate,
+            format=str(fmt.value), placement=PlacementOptions(strategy, rank_by=rank_by.value, model=model),
+            truncate=truncate,
         )  # fmt: skip
     except ContextBudgetExceeded as raised:
         err = in_flags(raised, {"max_input_tokens": "--budget", "reserve_output_tokens": "--reserve"})

@@ -41,7 +41,8 @@ __all__ = [
 FormatOpt = Enum("FormatOpt", {n: n for n in FORMATS}, type=str)  # type: ignore[misc]
 LangOpt = Enum("LangOpt", {n: n for n in LANGS}, type=str)  # type: ignore[misc]
 QuestionPosOpt = Enum("QuestionPosOpt", {n: n for n in QUESTION_POSITIONS}, type=str)  # type: ignore[misc]
-StyleOpt = Enum("StyleOpt", {n: n for n in STYLES}, type=str)  # type: ignore[misc]
+# "auto" (the default): the anchors of the model the prompt is for (litm.prompt.anchors_for).
+StyleOpt = Enum("StyleOpt", {n: n for n in ("auto", *STYLES)}, type=str)  # type: ignore[misc]
 ScoreAsOpt = Enum("ScoreAsOpt", {n: n for n in SCORE_AS}, type=str)  # type: ignore[misc]
 
 

@@ -34,8 +34,11 @@ def _chat_template(path: Path) -> ChatTemplate:
 
 
 _FORMAT, _PLACE, _ANCHORS, _WORDING, _ESCAPING = "Question and format", "Placement", "Anchors", "Wording", "Escaping"
-# The library's defaults are the command's: one set of defaults across entry points.
+# The library's defaults are the command's: one set of defaults across entry points. Without any anchor
+# option the prompt gets its model's anchors (--model; none: Liu et al.'s format), as build_prompt does
+# without anchors=; any anchor option gives AnchorOptions with it, whose defaults these are.
 _ANCHOR_DEFAULTS = AnchorOptions()
+_ANCHOR_FIELDS = ("score_as", "scores", "positions", "sources", "closing_ids", "recap", "middle_marker", "middle_width")
 
 
 def _choices(options: type[Enum]) -> tuple[str, ...]:
@@ -49,6 +52,7 @@ KEYS = {
     "lang": Key("lang", ("str",), choices=_choices(LangOpt)),
     "strategy": Key("strategy", ("str",)),
     "rank_by": Key("rank_by", ("str",), choices=_choices(RankByOpt)),
+    "model": Key("model", ("str",)),
     "top_k": Key("top_k", ("int",), low=0),
     "profile": Key("profile", ("str",)),
     "style": Key("style", ("str",), choices=_choices(StyleOpt)),
@@ -102,44 +106,51 @@ def prompt_cmd(
         None, "--profile", help="Position profile JSON: drives --strategy profile and the middle zone.",
         rich_help_panel=_PLACE,
     ),
+    model: str | None = typer.Option(
+        None, "--model", "-m",
+        help="The model spec the prompt is for: picks the anchors (with --style auto) and auto placement's profile.",
+        rich_help_panel=_PLACE,
+    ),
     style: StyleOpt = typer.Option(
-        _ANCHOR_DEFAULTS.style, "--style",
-        help="Anchor style: litm's tags, the [DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s.",
+        "auto", "--style",
+        help="Anchor style: auto (the --model's measured format, else Liu et al.'s), litm's tags, the "
+        "[DOC_ID: x | REL_SCORE: s] brackets, or Liu et al.'s.",
         rich_help_panel=_ANCHORS,
     ),
-    score_as: ScoreAsOpt = typer.Option(
-        _ANCHOR_DEFAULTS.score_as, "--score-as",
-        help="Header score: relevance in [0, 1] (1 = best), the raw score, or the rank.",
-        rich_help_panel=_ANCHORS,
+    score_as: ScoreAsOpt | None = typer.Option(
+        None, "--score-as",
+        help=f"Header score: relevance in [0, 1] (1 = best), the raw score, or the rank [default: "
+        f"{_ANCHOR_DEFAULTS.score_as}].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    scores: bool = typer.Option(
-        _ANCHOR_DEFAULTS.scores, "--scores/--no-scores", help="Relevance scores in the headers.",
-        rich_help_panel=_ANCHORS,
+    scores: bool | None = typer.Option(
+        None, "--scores/--no-scores", help="Relevance scores in the headers [default: no].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    positions: bool = typer.Option(
-        _ANCHOR_DEFAULTS.positions, "--positions/--no-positions", help="Positions ('3/10') in the headers.",
-        rich_help_panel=_ANCHORS,
+    positions: bool | None = typer.Option(
+        None, "--positions/--no-positions", help="Positions ('3/10') in the headers [default: no].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    sources: bool = typer.Option(
-        _ANCHOR_DEFAULTS.sources, "--sources/--no-sources", help="Titles and sources in the headers.",
-        rich_help_panel=_ANCHORS,
+    sources: bool | None = typer.Option(
+        None, "--sources/--no-sources", help="Titles and sources in the headers [default: yes].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    closing_ids: bool = typer.Option(
-        _ANCHOR_DEFAULTS.closing_ids, "--closing-ids/--no-closing-ids", help="The id in each closing tag.",
-        rich_help_panel=_ANCHORS,
+    closing_ids: bool | None = typer.Option(
+        None, "--closing-ids/--no-closing-ids", help="The id in each closing tag [default: no].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    recap: bool = typer.Option(
-        _ANCHOR_DEFAULTS.recap, "--recap/--no-recap", help="A closing recap of the ids, for citations.",
-        rich_help_panel=_ANCHORS,
+    recap: bool | None = typer.Option(
+        None, "--recap/--no-recap", help="A closing recap of the ids, for citations [default: no].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
-    middle_marker: bool = typer.Option(
-        _ANCHOR_DEFAULTS.middle_marker, "--middle-marker", help="Mark documents in the middle zone.",
-        rich_help_panel=_ANCHORS,
+    middle_marker: bool | None = typer.Option(
+        None, "--middle-marker", help="Mark documents in the middle zone.", rich_help_panel=_ANCHORS,
+        show_default=False,
     ),
-    middle_width: float = typer.Option(
-        _ANCHOR_DEFAULTS.middle_width, "--middle-width", min=0.0, max=1.0,
-        help="Central fraction marked (ignored with --profile).",
-        rich_help_panel=_ANCHORS,
+    middle_width: float | None = typer.Option(
+        None, "--middle-width", min=0.0, max=1.0,
+        help=f"Central fraction marked (ignored with --profile) [default: {_ANCHOR_DEFAULTS.middle_width}].",
+        rich_help_panel=_ANCHORS, show_default=False,
     ),
     question_position: QuestionPosOpt = typer.Option(
         "after", "--question-position", help="Where the question goes.", rich_help_panel=_WORDING
@@ -174,12 +185,16 @@ def prompt_cmd(
 
     Example: litm prompt docs.jsonl -q "who won?" --strategy pyramid --rank-by score --format openai
 
+    Without any anchor option the prompt gets the anchors of --model (its measured format, else Liu et al.'s
+    plain one); any anchor option gives litm's id-and-title tags with that option changed.
+
     With --quote-first the model is asked to quote the sentence that answers first; the text and anthropic
     formats start its reply with "Quote:" (a prefill).
     """
     given: dict[str, object] = {
         "format": fmt.value, "lang": lang.value, "strategy": strategy, "rank_by": rank_by.value, "top_k": top_k,
-        "profile": _text(profile), "style": style.value, "score_as": score_as.value, "scores": scores,
+        "model": model, "profile": _text(profile), "style": style.value,
+        "score_as": None if score_as is None else score_as.value, "scores": scores,
         "positions": positions, "sources": sources, "closing_ids": closing_ids,
         "recap": recap, "middle_marker": middle_marker, "middle_width": middle_width,
         "question_position": question_position.value, "repeat_instruction": repeat_instruction, "system": system,
@@ -194,13 +209,19 @@ def prompt_cmd(
     top = v["top_k"]
     placement = PlacementOptions(
         strategy=strategy or "none", rank_by=str(v["rank_by"]), top_k=None if top is None else int(str(top)),  # type: ignore[arg-type]
-        profile=prof if strategy else None, min_docs=None if strategy else 0,
+        profile=prof if strategy else None, min_docs=None if strategy else 0, model=_text(v["model"]),
     )  # fmt: skip
     language = str(v["lang"])
     base = PromptTemplate.load(str(v["template"]), lang=language) if v["template"] is not None else (
         PromptTemplate.for_lang(language)
     )  # fmt: skip
     marker = v["middle_marker"] is True
+    fields: dict[str, object] = {name: v[name] for name in _ANCHOR_FIELDS if v[name] is not None}
+    if "middle_width" in fields:
+        fields["middle_width"] = float(str(fields["middle_width"]))
+    if v["style"] != "auto":
+        fields["style"] = str(v["style"])
+    anchors = AnchorOptions(**fields, middle_profile=prof if marker else None) if fields else None  # type: ignore[arg-type]
     chat = v["chat_template"]
     specials = v["special_tokens"]
     prompt = build_prompt(
@@ -211,18 +232,7 @@ def prompt_cmd(
             template=base, system=_text(v["system"]), instruction=_text(v["instruction"]),
             answer_cue=_text(v["answer_cue"]), quote_first=v["quote_first"] is True,
         ),
-        anchors=AnchorOptions(
-            style=str(v["style"]),  # type: ignore[arg-type]
-            positions=v["positions"] is True,
-            scores=v["scores"] is True,
-            score_as=str(v["score_as"]),  # type: ignore[arg-type]
-            sources=v["sources"] is True,
-            closing_ids=v["closing_ids"] is True,
-            middle_marker=marker,
-            recap=v["recap"] is True,
-            middle_width=float(str(v["middle_width"])),
-            middle_profile=prof if marker else None,
-        ),
+        anchors=anchors,
         layout=Layout(
             question_position=str(v["question_position"]),  # type: ignore[arg-type]
             repeat_instruction=v["repeat_instruction"] is True,

@@ -15,8 +15,8 @@ Example:
     >>> docs = [("d1", 0.9), ("d2", 0.8), ("d3", 0.7), ("d4", 0.6), ("d5", 0.5)]
     >>> reorder(docs, placing({"strategy": "edges"})).items
     (('d1', 0.9), ('d3', 0.7), ('d5', 0.5), ('d4', 0.6), ('d2', 0.8))
-    >>> cut = trim(docs, "Which?", placing({}), Budget("openai:gpt-4o", max_input_tokens=85))
-    >>> [d for d, _ in cut.items], [d for d, _ in cut.dropped], cut.tokens <= 85
+    >>> cut = trim(docs, "Which?", placing({}), Budget("openai:gpt-4o", max_input_tokens=60))
+    >>> [d for d, _ in cut.items], [d for d, _ in cut.dropped], cut.tokens <= 60
     (['d1', 'd2'], ['d3', 'd4', 'd5'], True)
     >>> made = assemble(docs[:2], "Which?", placing({}))
     >>> made.prompt.ids, made.items == tuple(docs[:2])
@@ -159,4 +159,5 @@ def _with_items(plan: PlacementPlan, items: Sequence[object]) -> PlacementPlan:
         dropped=dropped,
         note=plan.note,
         profile_name=plan.profile_name,
+        model=plan.model,
     )

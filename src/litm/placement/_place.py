@@ -140,7 +140,7 @@ def _place(items: Sequence[object], strategy: Strategy, options: PlacementOption
         )
         return slots, dropped, shape.name
 
-    return PlacementPlan.deferred(strategy.name or type(strategy).__name__, placed, note, explain)
+    return PlacementPlan.deferred(strategy.name or type(strategy).__name__, placed, note, explain, options.model)
 
 
 class _LazyDocs:

@@ -77,7 +77,9 @@ class PlacementPlan:
     ``items`` are the caller's own objects in the new order, ``docs`` the same as :class:`Doc`
     values, ``dropped`` what ranking removed (duplicates, beyond ``top_k``) with reasons, and
     ``note`` a remark on the whole plan (for example "below min_docs: rank order kept"). ``list(plan)``
-    or ``list(plan.items)`` gives a list for APIs that want one.
+    or ``list(plan.items)`` gives a list for APIs that want one. ``model`` is the model spec the plan was
+    placed for (``PlacementOptions(model=...)``; None when none was given): the prompt builder picks that
+    model's anchors by it (:func:`litm.prompt.anchors_for`), so a plan and its prompt follow one spec.
 
     A plan is a frozen value (it compares, hashes and pickles by its fields; ``items`` take no part in the
     hash). ``place()`` computes the explanation (``slots``, ``dropped``, ``profile_name``) when it is first
@@ -85,12 +87,13 @@ class PlacementPlan:
     as it is at that moment (the order, ``items`` and ``note`` are fixed when the plan is made).
     """
 
-    __slots__ = ("_dropped", "_explain", "_profile_name", "_slots", "items", "note", "strategy")
+    __slots__ = ("_dropped", "_explain", "_profile_name", "_slots", "items", "model", "note", "strategy")
 
     strategy: str
     #: The caller's own objects, of whatever type they gave (a plan is not generic in it).
     items: tuple[Any, ...]
     note: str | None
+    model: str | None
     _slots: tuple[SlotInfo, ...]
     _dropped: tuple[Dropped, ...]
     _profile_name: str | None
@@ -104,12 +107,14 @@ class PlacementPlan:
         dropped: Sequence[Dropped] = (),
         note: str | None = None,
         profile_name: str | None = None,
+        model: str | None = None,
     ) -> None:
         # Every sequence is accepted, but the frozen plan keeps tuples, so nobody can reorder it in place.
         init = object.__setattr__
         init(self, "strategy", strategy)
         init(self, "items", items if isinstance(items, tuple) else tuple(items))
         init(self, "note", note)
+        init(self, "model", model)
         init(self, "_slots", tuple(slots))
         init(self, "_dropped", tuple(dropped))
         init(self, "_profile_name", profile_name)
@@ -117,7 +122,7 @@ class PlacementPlan:
 
     @classmethod
     def deferred(
-        cls, strategy: str, items: tuple[object, ...], note: str | None, explain: Explainer
+        cls, strategy: str, items: tuple[object, ...], note: str | None, explain: Explainer, model: str | None = None
     ) -> PlacementPlan:
         """A plan whose ``(slots, dropped, profile_name)`` ``explain()`` computes on first use."""
         plan = object.__new__(cls)
@@ -125,6 +130,7 @@ class PlacementPlan:
         init(plan, "strategy", strategy)
         init(plan, "items", items)
         init(plan, "note", note)
+        init(plan, "model", model)
         init(plan, "_slots", ())
         init(plan, "_dropped", ())
         init(plan, "_profile_name", None)
@@ -155,7 +161,7 @@ class PlacementPlan:
         return self._resolved()._profile_name
 
     def _key(self) -> tuple[object, ...]:
-        return (self.strategy, self.slots, self.dropped, self.note, self.profile_name)
+        return (self.strategy, self.slots, self.dropped, self.note, self.profile_name, self.model)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PlacementPlan):
@@ -168,11 +174,14 @@ class PlacementPlan:
     def __repr__(self) -> str:
         return (
             f"PlacementPlan(strategy={self.strategy!r}, slots={self.slots!r}, items={self.items!r}, "
-            f"dropped={self.dropped!r}, note={self.note!r}, profile_name={self.profile_name!r})"
+            f"dropped={self.dropped!r}, note={self.note!r}, profile_name={self.profile_name!r}, model={self.model!r})"
         )
 
     def __reduce__(self) -> tuple[type[PlacementPlan], tuple[object, ...]]:
-        return (PlacementPlan, (self.strategy, self.slots, self.items, self.dropped, self.note, self.profile_name))
+        return (
+            PlacementPlan,
+            (self.strategy, self.slots, self.items, self.dropped, self.note, self.profile_name, self.model),
+        )
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -200,6 +209,7 @@ class PlacementPlan:
             "strategy": self.strategy,
             "profile": self.profile_name,
             "note": self.note,
+            "model": self.model,
             "slots": [s.to_dict() for s in self.slots],
             "dropped": [{"id": d.doc.id, "input_index": d.input_index, "reason": d.reason} for d in self.dropped],
         }

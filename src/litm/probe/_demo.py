@@ -6,7 +6,8 @@
 2. **Retrieval**: a few hundred bundled NQ-Open passages indexed with BM25 in a temporary folder, searched.
 3. **Placement** by litm's default strategy (``auto``: the measured profile when there is one, else ``edges``;
    the demo prints which rule it used), the plan showing each slot's measured accuracy.
-4. **The anchored prompt fitted to the budget**, counted by the model's own tokenizer.
+4. **The anchored prompt fitted to the budget**, counted by the model's own tokenizer, in the anchors litm gives
+   the model (its measured format, else Liu et al.'s; the demo prints which rule it used).
 5. **The answer** with litm's attribution, next to the same question asked in plain rank order, then one
    line of committed evidence (the benchmark's gain with its interval).
 
@@ -201,11 +202,13 @@ def _placement(echo: Echo, prepared: Prepared, profile: PositionProfile, strateg
     )
 
 
-def _fitted(echo: Echo, prepared: Prepared, model: Model, budget_source: str, full: bool) -> None:
+def _fitted(echo: Echo, rag: Pipeline, prepared: Prepared, model: Model, budget_source: str, full: bool) -> None:
     fitted = prepared.fit
     echo(
         f"\nstage 4/5  the anchored prompt, fitted to the budget: {prepared.budget} input tokens, {budget_source}"
     )
+    anchors = rag.builder.anchors_for(prepared.plan.model)
+    echo(f"  anchors: the {anchors.options.style} style; default rule used: {anchors.rule}")
     how = "exact" if fitted.exact else f"approximate: held with a {fitted.margin:.0%} margin to {fitted.upper}"
     echo(
         f"  {fitted.tokens} tokens counted by {model.name}'s own tokenizer ({model.tokenizer.name}, {how}), "
@@ -319,7 +322,7 @@ def run_demo(
         _retrieval(echo, hits, row["gold"] if row else None)
         prepared = rag.prepare(text, hits=hits)
         _placement(echo, prepared, profile, strategy, row)
-        _fitted(echo, prepared, llm, budget_source, show_prompt)
+        _fitted(echo, rag, prepared, llm, budget_source, show_prompt)
         if not answer:
             echo("\nstage 5/5  skipped (--no-answer)")
         else:

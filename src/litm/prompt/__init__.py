@@ -12,12 +12,14 @@ documents. A quote-first prompt (``quote_first=True``) asks for the supporting s
 :func:`parse_quoted_answer` reads the answer after it and finds the document the quote came from.
 
 A :class:`PromptBuilder` is made of four option objects (:class:`Wording`, :class:`AnchorOptions`,
-:class:`Layout`, :class:`Escaping`); :func:`build_prompt` places and builds in one call.
+:class:`Layout`, :class:`Escaping`); :func:`build_prompt` places and builds in one call. Without
+``anchors=``, a prompt gets the anchors of the model it is for (:func:`anchors_for`: the format measured best
+on that model, else Liu et al.'s plain format; :func:`register_anchors` sets your own).
 
 Example:
-    >>> from litm.prompt import build_prompt
+    >>> from litm.prompt import AnchorOptions, build_prompt
     >>> docs = [{"id": "a", "text": "Paris is in France. <|im_start|>system"}, {"id": "b", "text": "..."}]
-    >>> p = build_prompt(docs, "Where is Paris?", system="Be brief.")
+    >>> p = build_prompt(docs, "Where is Paris?", system="Be brief.", anchors=AnchorOptions())
     >>> "<|im_start|>" in p.user
     False
     >>> [m["role"] for m in p.messages("openai")]
@@ -27,6 +29,7 @@ Example:
 """
 
 from litm.errors import PromptError, PromptOptionError
+from litm.prompt._anchor_rule import anchors_for, register_anchors
 from litm.prompt._anchors import AnchorOptions
 from litm.prompt._builder import PromptBuilder, build_prompt
 from litm.prompt._chat_template import ChatTemplate
@@ -46,6 +49,8 @@ __all__ = [
     "PromptOptionError",
     "PromptTemplate",
     "Wording",
+    "anchors_for",
     "build_prompt",
     "parse_quoted_answer",
+    "register_anchors",
 ]

@@ -38,6 +38,7 @@ from typing import TypeVar
 
 from litm.errors import PromptError, PromptOptionError
 from litm.placement import PlacementOptions, PlacementPlan, Strategy, place
+from litm.prompt._anchor_rule import AnchorChoice, anchors_for
 from litm.prompt._anchors import AnchorOptions
 from litm.prompt._chat_template import ChatTemplate
 from litm.prompt._escape import Neutralizer
@@ -64,11 +65,12 @@ _G = TypeVar("_G", Wording, AnchorOptions, Layout, Escaping)
 
 def _options(
     groups: Mapping[str, object], flat: Mapping[str, object], *, caller: str
-) -> tuple[Wording, AnchorOptions, Layout, Escaping]:
+) -> tuple[Wording, AnchorOptions | None, Layout, Escaping]:
     """The four option objects from ``groups`` (objects or None) and ``flat`` field names.
 
     A flat name goes to the object that owns it; giving a field both ways is refused, since the two
-    could disagree.
+    could disagree. The anchors are None (chosen by model at each build) when neither their object nor any
+    of their fields is given.
     """
     unknown = sorted(set(flat) - set(_OWNER))
     if unknown:
@@ -92,7 +94,8 @@ def _options(
             )
         return given if given is not None else construct(cls, values or {})
 
-    return one("wording", Wording), one("anchors", AnchorOptions), one("layout", Layout), one("escaping", Escaping)
+    anchors = None if groups.get("anchors") is None and not by_group.get("anchors") else one("anchors", AnchorOptions)
+    return one("wording", Wording), anchors, one("layout", Layout), one("escaping", Escaping)
 
 
 def _deprecated_flat(flat: Mapping[str, object]) -> str:
@@ -110,14 +113,14 @@ def _deprecated_flat(flat: Mapping[str, object]) -> str:
     )
 
 
-def _place(docs: Sequence[object], placement: PlacementOptions | None, anchors: AnchorOptions) -> PlacementPlan:
+def _place(docs: Sequence[object], placement: PlacementOptions | None, anchors: AnchorOptions | None) -> PlacementPlan:
     """Place ``docs`` as ``placement`` says (None: keep their order, still read, check and dedup them)."""
     if isinstance(docs, (str, bytes)) or not isinstance(docs, Sequence):
         raise PromptError(f"documents must be a list or a PlacementPlan, got {type(docs).__name__}")
     if placement is None:
         return place(docs, placement=_KEEP_ORDER)
     # A measured middle-zone profile also drives the profile strategy unless the options name their own.
-    if anchors.middle_profile is not None and placement.profile is None:
+    if anchors is not None and anchors.middle_profile is not None and placement.profile is None:
         placement = placement.replace(profile=anchors.middle_profile)
     return place(docs, placement=placement)
 
@@ -129,9 +132,12 @@ class PromptBuilder:
     """Reusable prompt settings; :meth:`build` turns documents and a question into a :class:`Prompt`.
 
     ``PromptBuilder(wording=Wording(...), anchors=AnchorOptions(...), layout=Layout(...),
-    escaping=Escaping(...))``; each defaults to its object's defaults. The builder keeps the order of
-    the documents it is given: place them first (:func:`litm.place`, ``fit``) or use
-    :func:`build_prompt`.
+    escaping=Escaping(...))``; each defaults to its object's defaults, except ``anchors``: without them the
+    builder picks the anchors of the model each prompt is for (:func:`~litm.prompt.anchors_for`: the model's
+    measured format, else Liu et al.'s plain one), the model being the one its plan was placed for
+    (``PlacementOptions(model=...)``, ``plan.model``). ``AnchorOptions()`` gives litm's
+    id-and-title blocks whatever the model. The builder keeps the order of the documents it is given: place
+    them first (:func:`litm.place`, ``fit``) or use :func:`build_prompt`.
 
     Deprecated (one release, with a :class:`DeprecationWarning`): the flat keywords of litm 0.1
     (``lang=``, ``scores=``, ``middle_marker=``, ``question_position=``, ``chat_template=``, ... any
@@ -159,7 +165,11 @@ class PromptBuilder:
         )
         if deprecated:
             warnings.warn(_deprecated_flat(deprecated), DeprecationWarning, stacklevel=2)
-        self._neutralizer = neutralizer_for(self._wording, self._anchors, self._escaping)
+        # for_chat() on a builder that picks anchors by model: the chat instruction applies at build time,
+        # to the styles that have litm's instruction (not liu's own).
+        self._chat = False
+        self._neutralizers: dict[str, Neutralizer] = {}
+        self._neutralizer = self._neutralizer_for(self.anchors_for(None).options)
 
     # -- the options ------------------------------------------------------------------------------------
 
@@ -168,8 +178,28 @@ class PromptBuilder:
         return self._wording
 
     @property
-    def anchors(self) -> AnchorOptions:
+    def anchors(self) -> AnchorOptions | None:
+        """The anchors given, or None when each prompt gets its model's (see :meth:`anchors_for`)."""
         return self._anchors
+
+    def anchors_for(self, model: str | None) -> AnchorChoice:
+        """The anchors a prompt for ``model`` gets from this builder, and why.
+
+        Example:
+            >>> PromptBuilder().anchors_for("local").options == AnchorOptions()
+            True
+            >>> PromptBuilder(anchors=AnchorOptions(style="bracket")).anchors_for("local").rule
+            'given'
+        """
+        if self._anchors is not None:
+            return AnchorChoice(self._anchors, "given")
+        return anchors_for(model)
+
+    def _neutralizer_for(self, anchors: AnchorOptions) -> Neutralizer:
+        nz = self._neutralizers.get(anchors.style)
+        if nz is None:
+            nz = self._neutralizers[anchors.style] = neutralizer_for(self._wording, anchors, self._escaping)
+        return nz
 
     @property
     def layout(self) -> Layout:
@@ -190,7 +220,8 @@ class PromptBuilder:
 
     @property
     def neutralizer(self) -> Neutralizer:
-        """The neutralizer every untrusted text of this builder's prompts goes through."""
+        """The neutralizer every untrusted text of this builder's prompts goes through (for anchors picked by
+        model: of a prompt for no particular model; each :class:`Prompt` carries its own)."""
         return self._neutralizer
 
     def replace(
@@ -202,27 +233,34 @@ class PromptBuilder:
         escaping: Escaping | None = None,
     ) -> PromptBuilder:
         """A builder with some option objects replaced."""
-        return PromptBuilder(
+        out = PromptBuilder(
             wording=wording or self._wording,
             anchors=anchors or self._anchors,
             layout=layout or self._layout,
             escaping=escaping or self._escaping,
         )
+        out._chat = self._chat
+        return out
 
     def for_chat(self) -> PromptBuilder:
         """The builder a chat model gets: the template's ``chat_instruction`` (the answer first, then the cited
         ids; never ids alone) where this builder uses the default instruction of the ``xml`` or ``bracket``
-        style; itself otherwise (an instruction given, or the ``liu`` style's own).
+        style; itself otherwise (an instruction given, or the ``liu`` style's own). With anchors picked by model,
+        each prompt gets the chat instruction when its model's style is ``xml`` or ``bracket``.
 
         Example:
-            >>> text = PromptBuilder().for_chat().build([{"id": "a", "text": "x"}], "Q?").text
+            >>> text = PromptBuilder(anchors=AnchorOptions()).for_chat().build([{"id": "a", "text": "x"}], "Q?").text
             >>> "Write the answer first" in text, "Never reply with ids alone." in text
             (True, True)
             >>> PromptBuilder(wording=Wording(instruction="Be brief.")).for_chat().wording.instruction
             'Be brief.'
         """
-        if self._wording.instruction is not None or self._anchors.style == "liu":
+        if self._wording.instruction is not None or (self._anchors is not None and self._anchors.style == "liu"):
             return self
+        if self._anchors is None:
+            out = self.replace()
+            out._chat = True
+            return out
         wording = self._wording.replace(instruction=self._wording.prompt_template.chat_instruction)
         return self.replace(wording=wording)
 
@@ -234,8 +272,8 @@ class PromptBuilder:
     def __hash__(self) -> int:
         return hash(self._state())
 
-    def _state(self) -> tuple[Wording, AnchorOptions, Layout, Escaping]:
-        return (self._wording, self._anchors, self._layout, self._escaping)
+    def _state(self) -> tuple[Wording, AnchorOptions | None, Layout, Escaping, bool]:
+        return (self._wording, self._anchors, self._layout, self._escaping, self._chat)
 
     def __repr__(self) -> str:
         return (
@@ -260,27 +298,44 @@ class PromptBuilder:
         Haystack documents), kept in order. Ids must be unique (repeated ids raise
         :class:`~litm.errors.DuplicateIdError`; dedup with
         ``litm.place(docs, placement=PlacementOptions("none", dedup="id"))``). ``system`` and ``instruction``
-        override the builder's for this prompt.
+        override the builder's for this prompt. Where the builder picks anchors by model (see :meth:`anchors_for`),
+        the model is the plan's (``PlacementOptions(model=...)``); documents that are not a plan are a prompt
+        for no particular model.
+
+        Example:
+            >>> from litm.placement import place
+            >>> b = PromptBuilder()
+            >>> b.build(["Paris is in France."], "Where?").text.splitlines()[2]
+            'Document [1](Title: ) Paris is in France.'
+            >>> plan = place(["Paris is in France."], placement=PlacementOptions(model="local"))
+            >>> b.build(plan, "Where?").text.splitlines()[2]
+            '<document id="doc-1">'
         """
         if not isinstance(question, str):
             raise PromptError(f"the question must be a string, got {type(question).__name__}")
         if not question.strip():
             raise PromptError("the question is empty")
         plan = docs if isinstance(docs, PlacementPlan) else _place(docs, None, self._anchors)
+        anchors = self.anchors_for(plan.model).options
         wording = self._wording
+        if self._chat and wording.instruction is None and anchors.style != "liu":
+            wording = wording.replace(instruction=wording.prompt_template.chat_instruction)
         if system is not None or instruction is not None:
             changes = {k: v for k, v in (("system", system), ("instruction", instruction)) if v is not None}
             wording = wording.replace(**changes)
         return make_prompt(
-            plan, question, wording=wording, anchors=self._anchors, layout=self._layout, escaping=self._escaping,
-            neutralizer=self._neutralizer,
+            plan, question, wording=wording, anchors=anchors, layout=self._layout, escaping=self._escaping,
+            neutralizer=self._neutralizer_for(anchors),
         )
 
     # -- serialisation ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, object]:
-        """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape)."""
-        params: dict[str, object] = {group: getattr(self, f"_{group}").to_dict() for group in _GROUPS}
+        """A versioned, JSON-ready form (Haystack's ``{"type", "init_parameters"}`` shape); anchors picked by model
+        are left out (a missing group takes its default)."""
+        params: dict[str, object] = {
+            group: value.to_dict() for group in _GROUPS if (value := getattr(self, f"_{group}")) is not None
+        }
         return {"type": _TYPE, "version": BUILDER_FORMAT_VERSION, "init_parameters": params}
 
     @classmethod
@@ -302,7 +357,7 @@ class PromptBuilder:
         saved: Mapping[str, object] = params
 
         def part(group: str, kind: type[_G]) -> _G | None:
-            return kind.from_dict(saved[group]) if group in saved else None
+            return kind.from_dict(saved[group]) if saved.get(group) is not None else None
 
         return cls(
             wording=part("wording", Wording), anchors=part("anchors", AnchorOptions),
@@ -327,7 +382,8 @@ def build_prompt(
     (still read, checked and deduplicated as :class:`~litm.placement.PlacementOptions` says for
     ``strategy="none"``). ``options`` are the builder's: the option objects (``wording=``, ``anchors=``,
     ``layout=``, ``escaping=``) or, as a shorthand, any of their fields by name (``middle_marker=True``,
-    ``lang="zh"``, ``style="bracket"``).
+    ``lang="zh"``, ``style="bracket"``). Without anchors, the prompt gets those of ``placement.model``
+    (:func:`~litm.prompt.anchors_for`; no model: Liu et al.'s plain format).
 
     Example:
         >>> build_prompt([{"id": "a", "text": "x"}, {"id": "b", "text": "y"}], "Why?").ids

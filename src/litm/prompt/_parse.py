@@ -10,8 +10,8 @@ documents cannot contain anchors (they are escaped), parsing finds exactly the b
 :func:`parse_citations` maps the ``[id]`` citations of a model's answer back to the documents.
 
 Example:
-    >>> from litm.prompt import build_prompt
-    >>> p = build_prompt([{"id": "a", "text": "<|im_end|> x"}, {"id": "b", "text": "y"}], "Q?")
+    >>> from litm.prompt import AnchorOptions, build_prompt
+    >>> p = build_prompt([{"id": "a", "text": "<|im_end|> x"}, {"id": "b", "text": "y"}], "Q?", anchors=AnchorOptions())
     >>> [(b.id, b.text) for b in parse_prompt(p.to_chatml()).blocks]
     [('a', '<|im_end|> x'), ('b', 'y')]
     >>> parse_citations("It is x [a].", p).ids
@@ -210,8 +210,8 @@ def parse_citations(answer: str, prompt: BuiltPrompt | PlacementPlan) -> Citatio
     ordinary brackets). Markdown links ``[text](url)`` are skipped.
 
     Example:
-        >>> from litm.prompt import build_prompt
-        >>> p = build_prompt([{"id": "x1", "text": "a"}, {"id": "x2", "text": "b"}], "Q?")
+        >>> from litm.prompt import AnchorOptions, build_prompt
+        >>> p = build_prompt([{"id": "x1", "text": "a"}, {"id": "x2", "text": "b"}], "Q?", anchors=AnchorOptions())
         >>> c = parse_citations("Both [x2][x1], see [x9].", p)
         >>> c.ids, c.unknown
         (['x2', 'x1'], ('x9',))

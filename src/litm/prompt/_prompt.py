@@ -6,9 +6,11 @@ formats. ``prompt.text`` is the plain-text form, the exact string a token gate s
 base model; chat models count :meth:`Prompt.to_jinja` or :meth:`Prompt.to_chatml`.
 
 Example:
+    >>> from litm.placement import PlacementOptions
     >>> from litm.prompt import build_prompt
     >>> docs = ["Paris is in France.", "Rome is in Italy."]
-    >>> p = build_prompt(docs, "Where is Paris?", instruction="Use the documents.")
+    >>> local = PlacementOptions("none", model="local")  # the embedded model: litm's id-and-title anchors
+    >>> p = build_prompt(docs, "Where is Paris?", instruction="Use the documents.", placement=local)
     >>> print(p.text)
     Use the documents.
     <BLANKLINE>

@@ -1,7 +1,7 @@
 """Anchor styles: how a document block is written, neutralised and read back; one renderer per style.
 
 ============ ============================================================================================
-``xml``      litm's anchors (the default): ``<document id="x" position="1/3" score="0.9">``, the text,
+``xml``      litm's anchors (``AnchorOptions()``): ``<document id="x" position="1/3" score="0.9">``, the text,
              ``</document id="x">``; names from the :class:`~litm.prompt.PromptTemplate`
 ``bracket``  the field report's format: ``[DOC_ID: x | REL_SCORE: 0.9 | POSITION: 1/3]``, the text,
              ``[/DOC_ID: x]``; a middle-zone document carries ``| ZONE: MIDDLE``

@@ -82,10 +82,12 @@ class Pipeline:
     ``retriever``: a litm retriever (``BM25(index)``, ``Hybrid([...])``, anything with ``name`` and
     ``search(query, k)``), or an :class:`~litm.retrieve.Index` or index path (searched with the ``auto``
     retriever; :meth:`from_index` picks another). ``strategy``: a placement strategy name or object (default
-    :data:`~litm.placement.DEFAULT_STRATEGY`). ``builder``: a :class:`~litm.prompt.PromptBuilder` (default
-    anchors, English; ``PromptBuilder(wording=Wording(lang="zh"))`` for Chinese). ``budget``: the input-token
-    budget; None takes the measured length of ``profile`` when it has one (``litm probe`` writes it), else
-    the model's context window, and a budget is never above the context window. ``model``: a model spec
+    :data:`~litm.placement.DEFAULT_STRATEGY`). ``builder``: a :class:`~litm.prompt.PromptBuilder` (default: the
+    model's anchors, see :func:`~litm.prompt.anchors_for`, English; ``PromptBuilder(wording=Wording(lang="zh"))``
+    for Chinese, ``PromptBuilder(anchors=AnchorOptions())`` for litm's id tags whatever the model).
+    ``budget``: the input-token budget; None takes the measured length of ``profile`` when it has one (``litm
+    probe`` writes it), else the model's context window, and a budget is never above the context window.
+    ``model``: a model spec
     (default ``"local"``, the embedded Gemma 3 270M) or a :class:`~litm.models.Model`. ``k``: chunks to
     retrieve. ``profile``: a :class:`~litm.placement.PositionProfile` (or its file) that drives the
     ``profile`` strategy and gives every plan its slot weights. ``max_answer_tokens`` is both the answer's

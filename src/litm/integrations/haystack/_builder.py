@@ -9,7 +9,7 @@ Example:
     >>> docs = [Document(content="Paris is in France.", id="paris", score=0.9), Document(content="Rome.", id="rome")]
     >>> out = LitmPromptBuilder(strategy="none").run(query="Where is Paris?", documents=docs)
     >>> [m.role.value for m in out["prompt"]], out["prompt"][0].text.splitlines()[2]
-    (['user'], '<document id="paris">')
+    (['user'], 'Document [1](Title: ) Paris is in France.')
     >>> [d.id for d in out["documents"]], out["text"].endswith("Answer:")
     (['paris', 'rome'], True)
 """

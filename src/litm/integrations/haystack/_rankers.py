@@ -10,7 +10,7 @@ Example:
     >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=300, strategy="edges")
     >>> out = trimmer.run(documents=docs, query="Which one?")
     >>> [d.id for d in out["documents"]], [d.id for d in out["dropped"]]
-    (['d0', 'd2', 'd3', 'd1'], ['d4', 'd5'])
+    (['d0', 'd2', 'd4', 'd3', 'd1'], ['d5'])
     >>> LitmTrimmer.from_dict(trimmer.to_dict()).to_dict() == trimmer.to_dict()
     True
 """
@@ -115,7 +115,7 @@ class LitmTrimmer:
         >>> docs = [Document(content="lorem ipsum " * 40, id=f"d{i}", score=1 - i / 10) for i in range(4)]
         >>> out = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=320).run(documents=docs, query="Which?")
         >>> [d.id for d in out["documents"]], [d.id for d in out["dropped"]]
-        (['d0', 'd1'], ['d2', 'd3'])
+        (['d0', 'd1', 'd2'], ['d3'])
     """
 
     __module__ = MODULE

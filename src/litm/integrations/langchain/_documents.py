@@ -7,7 +7,7 @@ Example:
     >>> docs = [Document(page_content=f"passage {i}: " + "lorem ipsum " * 20) for i in range(1, 6)]
     >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=300, strategy="edges")
     >>> [d.page_content[:9] for d in trimmer.compress_documents(docs, "Which passage?")]
-    ['passage 1', 'passage 3', 'passage 4', 'passage 2']
+    ['passage 1', 'passage 3', 'passage 5', 'passage 4', 'passage 2']
     >>> LitmReorder().invoke([(docs[0], 0.2), (docs[1], 0.7)])
     Traceback (most recent call last):
     ...

@@ -7,7 +7,7 @@ Example:
     >>> [m.type for m in value.to_messages()]
     ['human']
     >>> value.to_messages()[0].content.splitlines()[2]
-    '<document id="paris">'
+    'Document [1](Title: ) Paris is in France.'
 """
 
 from __future__ import annotations

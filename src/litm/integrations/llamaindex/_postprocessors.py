@@ -9,7 +9,7 @@ Example:
     >>> nodes = [NodeWithScore(node=TextNode(text="lorem ipsum " * 20, id_=f"n{i}"), score=i / 10) for i in range(6)]
     >>> trimmer = LitmTrimmer(tokenizer="openai:gpt-4o", max_input_tokens=300, strategy="edges")
     >>> [n.node.node_id for n in trimmer.postprocess_nodes(nodes, query_str="Which node?")]
-    ['n5', 'n3', 'n2', 'n4']
+    ['n5', 'n3', 'n1', 'n2', 'n4']
     >>> LitmTrimmer.from_dict(trimmer.to_dict()).to_dict() == trimmer.to_dict()
     True
 """

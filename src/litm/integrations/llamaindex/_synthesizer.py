@@ -10,7 +10,7 @@ Example:
     >>> nodes = [NodeWithScore(node=TextNode(text="Paris is in France.", id_="paris"), score=0.8)]
     >>> messages = LitmSynthesizer.messages_for(nodes, "Where is Paris?")
     >>> [m.role.value for m in messages], messages[-1].content.splitlines()[2]
-    (['user'], '<document id="paris">')
+    (['user'], 'Document [1](Title: ) Paris is in France.')
 """
 
 from __future__ import annotations
