@@ -23,14 +23,14 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import ClassVar
 
-from litm.errors import InvalidOptionError, InvalidOptionTypeError
+from litm.errors import InvalidOptionTypeError
 from litm.placement._profile import PositionProfile
 from litm.placement._strategies import Edges, ProfileOrder
 from litm.placement._strategy import Strategy
+from litm.util._by_model import ByModel, model_spec
 
 __all__ = [
     "FALLBACK_RULE",
@@ -50,16 +50,7 @@ FALLBACK_RULE = (
     "(docs/strategy-evidence.md)"
 )
 
-_PROFILES: dict[str, PositionProfile] = {}
-_LOCK = threading.Lock()
-
-
-def _spec(spec: object) -> str:
-    if not isinstance(spec, str):
-        raise InvalidOptionTypeError(f"a model spec must be a string, got {type(spec).__name__}")
-    if not spec.strip():
-        raise InvalidOptionError("a model spec must be a non-empty string")
-    return spec.strip()
+_PROFILES: ByModel[PositionProfile] = ByModel()
 
 
 def register_profile(spec: str, profile: PositionProfile | str | Path) -> PositionProfile:
@@ -77,15 +68,14 @@ def register_profile(spec: str, profile: PositionProfile | str | Path) -> Positi
         ('recency', None)
         >>> unregister_profile("local:x")
     """
-    key = _spec(spec)
+    key = model_spec(spec)
     if isinstance(profile, (str, Path)):
         profile = PositionProfile.load(profile)
     elif not isinstance(profile, PositionProfile):
         raise InvalidOptionTypeError(
             f"profile must be a PositionProfile or a profile file's path, got {type(profile).__name__}"
         )
-    with _LOCK:
-        _PROFILES[key] = profile
+    _PROFILES.set(key, profile)
     return profile
 
 
@@ -95,8 +85,7 @@ def unregister_profile(spec: str) -> None:
     Example:
         >>> unregister_profile("local:never-registered")
     """
-    with _LOCK:
-        _PROFILES.pop(_spec(spec), None)
+    _PROFILES.remove(spec)
 
 
 def profile_for(spec: str | None) -> PositionProfile | None:
@@ -106,10 +95,7 @@ def profile_for(spec: str | None) -> PositionProfile | None:
         >>> profile_for(None) is None
         True
     """
-    if spec is None:
-        return None
-    with _LOCK:
-        return _PROFILES.get(_spec(spec))
+    return _PROFILES.get(spec)
 
 
 def registered_profiles() -> dict[str, PositionProfile]:
@@ -119,8 +105,7 @@ def registered_profiles() -> dict[str, PositionProfile]:
         >>> isinstance(registered_profiles(), dict)
         True
     """
-    with _LOCK:
-        return dict(_PROFILES)
+    return _PROFILES.copy()
 
 
 class AutoOrder(Strategy):
@@ -144,7 +129,7 @@ class AutoOrder(Strategy):
     def __init__(self, profile: PositionProfile | None = None, *, model: str | None = None) -> None:
         if profile is not None and not isinstance(profile, PositionProfile):
             raise InvalidOptionTypeError(f"profile must be a PositionProfile, got {type(profile).__name__}")
-        self.model = None if model is None else _spec(model)
+        self.model = None if model is None else model_spec(model)
         source = "given"
         if profile is None and self.model is not None:
             profile = profile_for(self.model)

@@ -32,12 +32,12 @@ Example:
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from litm.errors import InvalidOptionTypeError, PromptOptionError
+from litm.errors import InvalidOptionTypeError
 from litm.prompt._anchors import AnchorOptions
+from litm.util._by_model import ByModel, model_spec
 
 __all__ = [
     "ANCHOR_FALLBACK_RULE",
@@ -87,8 +87,7 @@ MEASURED_ANCHORS: tuple[MeasuredAnchors, ...] = (
 )
 _MEASURED = {spec: m for m in MEASURED_ANCHORS for spec in m.specs}
 
-_REGISTERED: dict[str, AnchorOptions] = {}
-_LOCK = threading.Lock()
+_REGISTERED: ByModel[AnchorOptions] = ByModel()
 
 
 class AnchorChoice(NamedTuple):
@@ -96,14 +95,6 @@ class AnchorChoice(NamedTuple):
 
     options: AnchorOptions
     rule: str
-
-
-def _spec(spec: object) -> str:
-    if not isinstance(spec, str):
-        raise InvalidOptionTypeError(f"a model spec must be a string, got {type(spec).__name__}")
-    if not spec.strip():
-        raise PromptOptionError("a model spec must be a non-empty string")
-    return spec.strip()
 
 
 def register_anchors(spec: str, options: AnchorOptions) -> AnchorOptions:
@@ -116,11 +107,10 @@ def register_anchors(spec: str, options: AnchorOptions) -> AnchorOptions:
         'bracket'
         >>> unregister_anchors("local:mine")
     """
-    key = _spec(spec)
+    key = model_spec(spec)
     if not isinstance(options, AnchorOptions):
         raise InvalidOptionTypeError(f"anchors must be an AnchorOptions, got {type(options).__name__}")
-    with _LOCK:
-        _REGISTERED[key] = options
+    _REGISTERED.set(key, options)
     return options
 
 
@@ -130,8 +120,7 @@ def unregister_anchors(spec: str) -> None:
     Example:
         >>> unregister_anchors("local:never-registered")
     """
-    with _LOCK:
-        _REGISTERED.pop(_spec(spec), None)
+    _REGISTERED.remove(spec)
 
 
 def registered_anchors() -> dict[str, AnchorOptions]:
@@ -141,8 +130,7 @@ def registered_anchors() -> dict[str, AnchorOptions]:
         >>> isinstance(registered_anchors(), dict)
         True
     """
-    with _LOCK:
-        return dict(_REGISTERED)
+    return _REGISTERED.copy()
 
 
 def anchors_for(spec: str | None) -> AnchorChoice:
@@ -158,9 +146,8 @@ def anchors_for(spec: str | None) -> AnchorChoice:
     """
     if spec is None:
         return AnchorChoice(PLAIN_ANCHORS, ANCHOR_FALLBACK_RULE)
-    key = _spec(spec)
-    with _LOCK:
-        registered = _REGISTERED.get(key)
+    key = model_spec(spec)
+    registered = _REGISTERED.get(key)
     if registered is not None:
         return AnchorChoice(registered, f"registered for model {key!r}")
     measured = _MEASURED.get(key)
