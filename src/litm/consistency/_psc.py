@@ -25,13 +25,14 @@ from litm.eval._scoring import first_line, normalize
 from litm.models import Model, complete_many
 from litm.models._base import PromptLike
 from litm.placement._documents import to_docs
-from litm.prompt import AnchorOptions, Prompt, PromptBuilder
+from litm.prompt import Prompt, PromptBuilder
+from litm.prompt._anchor_rule import PLAIN_ANCHORS
 
 __all__ = ["DEFAULT_BUILDER", "psc"]
 
 #: The prompt when none is given: Liu et al.'s format, the benchmark's ``plain`` arm, whose replies are a short
 #: answer (a builder that asks for ``[id]`` citations makes two calls citing different slots vote apart).
-DEFAULT_BUILDER = PromptBuilder(anchors=AnchorOptions(style="liu", recap=False))
+DEFAULT_BUILDER = PromptBuilder(anchors=PLAIN_ANCHORS)
 
 
 def psc(
